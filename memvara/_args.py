@@ -1,0 +1,206 @@
+"""Argument checks and the read query's resolution, done once at the facade.
+
+Every public call funnels its arguments through here, so a bad value fails the same way
+wherever it is passed: a memvara error naming the argument and what was wrong, raised
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Final
+
+from ._errors import InvalidArgumentError
+from ._model import MEMORY_TYPES, STATES, Scope, TimeQuery
+from ._time import to_micros
+
+__all__ = [
+    "UNSET",
+    "Unset",
+    "check_confidence",
+    "check_meta",
+    "check_polarity",
+    "check_sources",
+    "check_text",
+    "resolve_scope",
+    "resolve_states",
+    "resolve_time",
+]
+
+
+class Unset:
+    """The type of ``UNSET``: "use the configured default", as distinct from ``None``."""
+
+    _instance: Unset | None = None
+
+    def __new__(cls) -> Unset:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET: Final = Unset()
+"""Sentinel for a scope keyword that was not passed (``None`` means "unset the level")."""
+
+ScopeArg = str | None | Unset
+
+
+def check_text(value: object, argument: str, *, allow_empty: bool = False) -> str:
+    """A string that SQLite can store as UTF-8 (no lone surrogates), non-blank by default."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise InvalidArgumentError(argument, "must not be empty or only whitespace")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidArgumentError(
+                argument, f"holds a lone surrogate at index {exc.start}, not valid Unicode text"
+            ) from None
+    return value
+
+
+def check_confidence(value: object) -> float:
+    """A finite number from 0 to 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgumentError("confidence", f"expected a number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise InvalidArgumentError("confidence", f"must be from 0 to 1, got {value!r}")
+    return number
+
+
+def check_polarity(value: object) -> int:
+    """``1`` (the claim holds) or ``-1`` (it is asserted not to hold)."""
+    if isinstance(value, bool) or value not in (1, -1):
+        raise InvalidArgumentError("polarity", f"must be 1 or -1, got {value!r}")
+    return 1 if value == 1 else -1
+
+
+def check_memory_type(value: object) -> str:
+    """One of ``MEMORY_TYPES``."""
+    if value not in MEMORY_TYPES:
+        raise InvalidArgumentError(
+            "memory_type", f"must be one of {', '.join(MEMORY_TYPES)}; got {value!r}"
+        )
+    return str(value)
+
+
+def check_sources(value: object) -> tuple[str, ...]:
+    """A sequence of non-empty source ids (episode ids or any reference strings)."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidArgumentError("sources", "expected a list of source id strings")
+    return tuple(check_text(s, "sources") for s in value)
+
+
+def check_meta(value: Mapping[str, object]) -> dict[str, object]:
+    """Metadata that survives a JSON round trip unchanged in meaning."""
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError("meta", f"must be JSON-serializable: {exc}") from None
+    for key in value:
+        check_text(key, "meta")
+    return dict(value)
+
+
+def check_claim_id(value: object) -> str:
+    """A claim id: a non-empty string."""
+    return check_text(value, "claim_id")
+
+
+def check_close(value: object) -> str:
+    """How a conflicting value is closed: ``"ended"`` or ``"retired"``."""
+    if value not in ("ended", "retired"):
+        raise InvalidArgumentError("close", f"must be 'ended' or 'retired', got {value!r}")
+    return str(value)
+
+
+def resolve_scope(
+    base: Scope, tenant: ScopeArg, user: ScopeArg, agent: ScopeArg, session: ScopeArg
+) -> Scope:
+    """Apply per-call scope keywords to a default scope.
+
+    A keyword that is passed replaces its level (``None`` unsets it). Levels narrower
+    than the broadest one passed are cleared unless they are passed too, so
+    ``user="bob"`` on a handle bound to alice's session reads bob's memory, not a session
+    of bob's that happens to share alice's session id.
+    """
+    given = (tenant, user, agent, session)
+    first = next((i for i, v in enumerate(given) if not isinstance(v, Unset)), None)
+    if first is None:
+        return base
+    values: list[str | None] = []
+    for i, (old, new) in enumerate(zip(base.values(), given)):
+        if not isinstance(new, Unset):
+            values.append(new)
+        else:
+            values.append(old if i < first else None)
+    return Scope(*values)
+
+
+def resolve_time(
+    valid_at: datetime | None,
+    known_at: datetime | None,
+    as_of: datetime | None,
+    now: int,
+    *,
+    valid_default_now: bool = True,
+) -> TimeQuery:
+    """Pin one read's instants.
+
+    ``as_of`` is exact sugar for ``valid_at=known_at=as_of`` and may not be combined with
+    either. An omitted ``known_at`` is now; an omitted ``valid_at`` is now, or
+    unconstrained when ``valid_default_now`` is false (timelines).
+    """
+    if as_of is not None:
+        if valid_at is not None or known_at is not None:
+            raise InvalidArgumentError(
+                "as_of", "pass as_of alone, or valid_at/known_at, not both"
+            )
+        instant = to_micros(as_of, "as_of")
+        return TimeQuery(known_at=instant, valid_at=instant)
+    known = now if known_at is None else to_micros(known_at, "known_at")
+    if valid_at is not None:
+        return TimeQuery(known_at=known, valid_at=to_micros(valid_at, "valid_at"))
+    return TimeQuery(known_at=known, valid_at=now if valid_default_now else None)
+
+
+def resolve_states(states: object, include_invalidated: object) -> frozenset[str]:
+    """The states a read admits; ``["live"]`` unless asked otherwise.
+
+    ``include_invalidated`` is the two-valued alias: ``False`` is ``["live"]``, ``True``
+    is all three. Passing both is refused rather than silently picking one.
+    """
+    if states is not None and include_invalidated is not None:
+        raise InvalidArgumentError(
+            "states", "pass states or include_invalidated, not both"
+        )
+    if include_invalidated is not None:
+        if not isinstance(include_invalidated, bool):
+            raise InvalidArgumentError("include_invalidated", "must be True or False")
+        return frozenset(STATES if include_invalidated else ("live",))
+    if states is None:
+        return frozenset(("live",))
+    if isinstance(states, str) or not isinstance(states, Iterable):
+        raise InvalidArgumentError(
+            "states", f"expected a non-empty list drawn from {list(STATES)}, got {states!r:.60}"
+        )
+    chosen = list(states)
+    unknown = [s for s in chosen if s not in STATES]
+    if unknown or not chosen:
+        raise InvalidArgumentError(
+            "states",
+            f"expected a non-empty list drawn from {list(STATES)}, got {chosen!r:.80}",
+        )
+    return frozenset(chosen)

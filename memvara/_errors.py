@@ -1,0 +1,127 @@
+"""Every exception memvara raises, in one tree.
+
+::
+
+    MemvaraError
+    ├── InvalidArgumentError (also ValueError)   a public call got a value it cannot use
+    │   └── InvalidTimeError                      an instant or interval that is not usable
+    ├── ClaimNotFoundError (also LookupError)     an id names no claim visible in this scope
+    ├── ClosedError                               the object was used after close()
+    └── StoreError                                the storage layer failed
+        ├── NotAStoreError                        the file is not a memvara store
+        ├── SchemaVersionError                    the file was written by a newer memvara
+        ├── DimensionMismatchError                vectors of another width than the store's
+        ├── StoreLockedError                      another writer held the store too long
+        ├── ReadOnlyStoreError                    the store cannot be written
+        ├── StorageFullError                      the disk or the file size limit is full
+        └── StoreCorruptError                     the file failed to read back
+
+Each class carries a stable ``code`` string, suitable for machine-readable error payloads.
+Backend exceptions (``sqlite3.*``) are translated at the store seam and chained with
+``raise ... from exc``; none reaches a caller untranslated.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClaimNotFoundError",
+    "ClosedError",
+    "DimensionMismatchError",
+    "InvalidArgumentError",
+    "InvalidTimeError",
+    "MemvaraError",
+    "NotAStoreError",
+    "ReadOnlyStoreError",
+    "SchemaVersionError",
+    "StorageFullError",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreLockedError",
+]
+
+
+class MemvaraError(Exception):
+    """Base of every error memvara raises on purpose."""
+
+    code = "memvara_error"
+
+
+class InvalidArgumentError(MemvaraError, ValueError):
+    """A public call received an argument it cannot use; the message names it."""
+
+    code = "invalid_argument"
+
+    def __init__(self, argument: str, problem: str) -> None:
+        self.argument = argument
+        self.problem = problem
+        super().__init__(f"{argument}: {problem}")
+
+
+class InvalidTimeError(InvalidArgumentError):
+    """An instant is not a datetime, or an interval ends before it starts."""
+
+    code = "invalid_time"
+
+
+class ClaimNotFoundError(MemvaraError, LookupError):
+    """No claim with this id is visible from the caller's scope."""
+
+    code = "claim_not_found"
+
+    def __init__(self, claim_id: str) -> None:
+        self.claim_id = claim_id
+        super().__init__(f"claim_id: no claim {claim_id!r} is visible in this scope")
+
+
+class ClosedError(MemvaraError):
+    """The memory (or its store) was used after close()."""
+
+    code = "closed"
+
+
+class StoreError(MemvaraError):
+    """The storage layer failed; the store is unchanged by the failed call."""
+
+    code = "store_error"
+
+
+class NotAStoreError(StoreError):
+    """The file exists but is not a memvara store (or not a database at all)."""
+
+    code = "not_a_store"
+
+
+class SchemaVersionError(StoreError):
+    """The store was written by a newer memvara whose schema this version does not know."""
+
+    code = "schema_too_new"
+
+
+class DimensionMismatchError(StoreError):
+    """An embedder's vectors do not have the width the store was created with."""
+
+    code = "dimension_mismatch"
+
+
+class StoreLockedError(StoreError):
+    """Another connection held the write lock past the busy timeout."""
+
+    code = "store_locked"
+
+
+class ReadOnlyStoreError(StoreError):
+    """The store's file or directory cannot be written."""
+
+    code = "read_only"
+
+
+class StorageFullError(StoreError):
+    """The disk, or a size limit on the file, is full; the write was rolled back."""
+
+    code = "storage_full"
+
+
+class StoreCorruptError(StoreError):
+    """The store's file failed to read back (a damaged page, a truncated sidecar)."""
+
+    code = "store_corrupt"

@@ -1,0 +1,534 @@
+"""``Memvara`` and ``ScopedMemvara``: the public API, and nothing below it.
+
+The facade validates arguments, resolves the scope and the read's instants once, and
+delegates: writes to ``Writer``, reads to the store. It has no SQL and no ranking.
+``ScopedMemvara`` is a cheap handle (a scope and a back-reference, never cached rows).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import datetime
+from types import TracebackType
+
+from . import _args
+from ._args import UNSET, ScopeArg, resolve_scope, resolve_states, resolve_time
+from ._entities import entity_key
+from ._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
+from ._model import Claim, Scope, WriteReceipt
+from ._time import Clock, system_clock
+from ._writes import Writer, claim_from_args
+from .embed import Embedder, HashingEmbedder
+from .schema import BUILTIN_PREDICATES, PredicateRegistry
+from .store.base import Store
+from .store.sqlite import SQLiteStore
+
+__all__ = ["Memvara", "ScopedMemvara"]
+
+
+class _Core:
+    """What one open memory owns: the store, schema, embedder, clock and writer."""
+
+    def __init__(
+        self, store: Store, registry: PredicateRegistry, embedder: Embedder, clock: Clock
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.embedder = embedder
+        self.clock = clock
+        self.writer = Writer(store, registry, embedder, clock)
+        self.closed = False
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise ClosedError("this Memvara is closed; open a new one to keep using the store")
+
+
+class _MemoryAPI:
+    """Every operation on a memory, at a bound default scope (shared by both handles)."""
+
+    _core: _Core
+    _scope: Scope
+
+    @property
+    def default_scope(self) -> Scope:
+        """The scope calls use when no ``tenant=/user=/agent=/session=`` is passed."""
+        return self._scope
+
+    def _at(self, tenant: ScopeArg, user: ScopeArg, agent: ScopeArg, session: ScopeArg) -> Scope:
+        self._core.check_open()
+        return resolve_scope(self._scope, tenant, user, agent, session)
+
+    def scope(
+        self,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> ScopedMemvara:
+        """A handle with the same API, bound to a scope derived from this one.
+
+        Passing a level replaces it and clears the narrower levels not also passed, so
+        ``mem.scope(user="bob")`` is bob's user-level memory.
+        """
+        return ScopedMemvara(self._core, self._at(tenant, user, agent, session))
+
+    # -- writes ---------------------------------------------------------------------
+    def remember(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        recorded_at: datetime | None = None,
+        sources: Iterable[str] = (),
+        text: str | None = None,
+        confidence: float = 1.0,
+        memory_type: str = "semantic",
+        polarity: int = 1,
+        extractor: str | None = None,
+        close: str = "ended",
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+        **meta: object,
+    ) -> WriteReceipt:
+        """Write one structured fact; a single-valued slot closes its old value.
+
+        No model is consulted. Contradictions resolve on the predicate's cardinality:
+        for a ``ONE`` predicate a new object closes the old one, ``close="ended"``
+        (default: the world changed; the old value's valid time ends) or
+        ``close="retired"`` (the record was wrong; belief in it ends, its interval
+        untouched). Re-stating a believed value reinforces it instead of adding a row.
+
+        Args:
+            subject, predicate, obj: the triple; the subject and object are matched by
+                their folded ``entity_key``, the predicate by its canonical name.
+            valid_from: when it became true (default: ``recorded_at``).
+            valid_to: when it stopped being true (default: open).
+            recorded_at: when we learned it (default: now, from the clock).
+            sources: ids of the episodes or documents it came from.
+            text: the line it is indexed and shown as (default: rendered from the triple).
+            confidence: from 0 to 1.
+            memory_type: ``"semantic"``, ``"episodic"`` or ``"procedural"``.
+            polarity: ``1``, or ``-1`` for "this does not hold".
+            extractor: what produced it (default ``"remember"``).
+            close: ``"ended"`` or ``"retired"``.
+            **meta: JSON-serializable metadata stored with the claim.
+
+        Returns:
+            A ``WriteReceipt`` with the added, reinforced, ended and retired claims.
+
+        Raises:
+            InvalidArgumentError: a bad value; nothing is written.
+        """
+        scope = self._at(tenant, user, agent, session)
+        close = _args.check_close(close)
+        raw = claim_from_args(
+            subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
+            recorded_at=recorded_at, sources=sources, text=text, confidence=confidence,
+            memory_type=memory_type, polarity=polarity, extractor=extractor, meta=meta,
+        )
+        writer = self._core.writer
+        return writer.remember([writer.prepare(raw, scope, writer.now())], close)
+
+    def remember_many(
+        self,
+        claims: Iterable[Claim],
+        *,
+        close: str = "ended",
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> WriteReceipt:
+        """Write many claims in one transaction: the bulk form of ``remember()``.
+
+        Claims are embedded in one batch and settled exactly as if remembered one after
+        another, in order. A claim with the root ``Scope()`` is written at this call's
+        scope; one that names a scope is written there.
+
+        Raises:
+            InvalidArgumentError: any claim is bad (named by index); nothing is written.
+        """
+        scope = self._at(tenant, user, agent, session)
+        close = _args.check_close(close)
+        if isinstance(claims, (str, Claim)) or not isinstance(claims, Iterable):
+            raise InvalidArgumentError("claims", "expected an iterable of Claim objects")
+        writer = self._core.writer
+        now = writer.now()
+        prepared: list[Claim] = []
+        root = Scope()
+        for i, claim in enumerate(claims):
+            if not isinstance(claim, Claim):
+                raise InvalidArgumentError(f"claims[{i}]", f"expected a Claim, got {type(claim).__name__}")
+            target = scope if claim.scope == root else claim.scope
+            prepared.append(writer.prepare(claim, target, now, index=f"claims[{i}]."))
+        return writer.remember(prepared, close)
+
+    def supersede(
+        self,
+        old_claim_id: str,
+        new_claim: Claim,
+        *,
+        at: datetime | None = None,
+        sources: Iterable[str] | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> WriteReceipt:
+        """Replace one claim with another, explicitly.
+
+        The old claim's valid time ends at ``at`` (default: the new claim's
+        ``valid_from``, else now); the new claim starts there unless it says otherwise.
+        If ``at`` is not after the old claim's start, the old claim is retired instead.
+
+        Raises:
+            ClaimNotFoundError: ``old_claim_id`` names no claim visible in this scope.
+            InvalidArgumentError: the old claim is already retired, or a bad value.
+        """
+        scope = self._at(tenant, user, agent, session)
+        old_claim_id = _args.check_claim_id(old_claim_id)
+        return self._core.writer.supersede(scope, old_claim_id, new_claim, at, sources)
+
+    def forget(
+        self,
+        subject: str,
+        predicate: str,
+        *,
+        at: datetime | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Claim]:
+        """Retire a whole slot: stop believing every value of ``(subject, predicate)``.
+
+        Reversible in the sense that matters: the rows stay, ``history()`` and
+        ``known_at`` reads still see them. Nothing is asserted about the world.
+        ``at`` dates the retirement on the belief clock (default: now).
+
+        Returns:
+            The claims retired, as updated.
+        """
+        return self._core.writer.forget(self._at(tenant, user, agent, session), subject, predicate, at)
+
+    def delete(
+        self,
+        claim_id: str,
+        *,
+        at: datetime | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> bool:
+        """Retire one claim (belief ends at ``at``, default now; the row stays).
+
+        Returns:
+            ``True`` if a believed claim was retired; ``False`` if the id names no
+            claim visible here, or one already retired.
+        """
+        return self._core.writer.delete(self._at(tenant, user, agent, session), claim_id, at)
+
+    def erase(
+        self,
+        claim_id: str,
+        *,
+        sources: bool = False,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> bool:
+        """Remove one claim irreversibly: the row, its text index entry and its vector.
+
+        With ``sources=True`` the episodes it cites go too, unless another surviving
+        claim still cites them. Not a retirement: nothing of it remains to read.
+
+        Returns:
+            ``True`` if a claim was erased, ``False`` if none is visible under that id.
+        """
+        scope = self._at(tenant, user, agent, session)
+        claim_id = _args.check_claim_id(claim_id)
+        if not isinstance(sources, bool):
+            raise InvalidArgumentError("sources", "must be True or False")
+        return self._core.store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
+
+    def purge(
+        self,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> dict[str, int]:
+        """Erase this scope and every narrower scope beneath it, irreversibly.
+
+        Purging a user takes their agents and sessions with them. At the root scope
+        (no level set) that is the whole store.
+
+        Returns:
+            Counts removed: ``claims``, ``episodes``, ``embeddings``, ``sources``.
+        """
+        return self._core.store.purge(self._at(tenant, user, agent, session))
+
+    def reset(
+        self,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> dict[str, int]:
+        """``purge()`` plus the persisted predicate schema (``predicates`` in the counts)."""
+        counts = self.purge(tenant=tenant, user=user, agent=agent, session=session)
+        counts["predicates"] = self._core.store.clear_predicates()
+        return counts
+
+    # -- reads ------------------------------------------------------------------------
+    def get(
+        self,
+        claim_id: str,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> Claim | None:
+        """The claim as currently recorded, or ``None`` if no such claim is visible here."""
+        scope = self._at(tenant, user, agent, session)
+        return self._core.store.get_claim(_args.check_claim_id(claim_id), scope)
+
+    def get_all(
+        self,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        states: Iterable[str] | None = None,
+        include_invalidated: bool | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Claim]:
+        """Every claim in ``states`` (default live) at one instant, newest recorded first.
+
+        Args:
+            valid_at: the world clock (default now).
+            known_at: the belief clock (default now); claims come back as believed then.
+            as_of: both clocks at once; not combinable with either.
+            states: a non-empty subset of ``("live", "ended", "retired")``; all three is
+                the audit view, where ``valid_at`` no longer narrows anything.
+            include_invalidated: alias: ``False`` is ``["live"]``, ``True`` all three.
+        """
+        scope = self._at(tenant, user, agent, session)
+        chosen = resolve_states(states, include_invalidated)
+        tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
+        return self._core.store.find_claims(scope, tq, chosen)
+
+    def count(
+        self,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        states: Iterable[str] | None = None,
+        include_invalidated: bool | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> int:
+        """How many claims ``get_all()`` with the same arguments returns."""
+        scope = self._at(tenant, user, agent, session)
+        chosen = resolve_states(states, include_invalidated)
+        tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
+        return self._core.store.count_claims(scope, tq, chosen)
+
+    def history(
+        self,
+        subject: str,
+        predicate: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Claim]:
+        """The timeline of one slot, in recorded order, every state included.
+
+        ``known_at`` rewinds belief (claims recorded later vanish; closures learned
+        later are undone); ``valid_at`` keeps only the values in force at that instant.
+        """
+        scope = self._at(tenant, user, agent, session)
+        key = entity_key(_args.check_text(subject, "subject"))
+        canonical = self._core.registry.canonical(_args.check_text(predicate, "predicate"))
+        tq = resolve_time(
+            valid_at, known_at, as_of, self._core.writer.now(), valid_default_now=False
+        )
+        return self._core.store.slot_history(scope, [key], canonical, tq)
+
+    def stats(
+        self,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> dict[str, int]:
+        """Population counts, now: ``episodes``, ``claims``, ``live_claims``,
+        ``ended_claims``, ``invalidated`` and ``embeddings``.
+
+        They do not sum: a claim scheduled to start later is in no state, and a claim
+        that ended and was later retired counts only as ``invalidated``. ``claims`` is
+        the only total.
+        """
+        scope = self._at(tenant, user, agent, session)
+        return self._core.store.stats(scope, self._core.writer.now())
+
+
+class ScopedMemvara(_MemoryAPI):
+    """The whole memory API with a scope bound; made by ``Memvara.scope()``."""
+
+    def __init__(self, core: _Core, scope: Scope) -> None:
+        self._core = core
+        self._scope = scope
+
+    def __repr__(self) -> str:
+        return f"<ScopedMemvara {self._scope}>"
+
+
+class Memvara(_MemoryAPI):
+    """Bitemporal memory for an agent, embedded in this process.
+
+    Every fact is a ``Claim`` with two clocks: valid time (when it held in the world)
+    and transaction time (when we believed it). Every read answers at any
+    ``(valid_at, known_at)`` pair.
+
+    >>> from datetime import datetime, timezone
+    >>> mem = Memvara()
+    >>> jan, jun = datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2026, 6, 1, tzinfo=timezone.utc)
+    >>> _ = mem.remember("user", "lives_in", "Berlin", valid_from=jan, recorded_at=jan)
+    >>> _ = mem.remember("user", "lives_in", "Lisbon", valid_from=jun, recorded_at=jun)
+    >>> [c.object for c in mem.get_all()]
+    ['Lisbon']
+    >>> [c.object for c in mem.get_all(as_of=datetime(2026, 3, 1, tzinfo=timezone.utc))]
+    ['Berlin']
+    >>> mem.close()
+
+    Args:
+        path: a SQLite file (created if missing) or ``":memory:"``.
+        store: any ``Store`` implementation, instead of ``path``.
+        embedder: vectors for every write (default ``HashingEmbedder()``).
+        registry: the predicate schema (default: ``BUILTIN_PREDICATES``). Non-seed specs
+            are persisted in the store, and ones persisted by earlier processes are
+            loaded where this registry does not declare the name itself.
+        tenant, user, agent, session: the default scope.
+        clock: a zero-argument callable returning "now" (inject one in tests).
+
+    Raises:
+        InvalidArgumentError: a bad argument.
+        StoreError: the store cannot be opened (not a store, too new, unreadable).
+        DimensionMismatchError: the embedder's width differs from the store's vectors.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        registry: PredicateRegistry | None = None,
+        tenant: str | None = None,
+        user: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {path!r:.60}")
+        if store is not None and os.fspath(path) != ":memory:":
+            raise InvalidArgumentError("store", "pass a path or a store, not both")
+        if clock is not None and not callable(clock):
+            raise InvalidArgumentError("clock", "expected a zero-argument callable returning a datetime")
+        if registry is not None and not isinstance(registry, PredicateRegistry):
+            raise InvalidArgumentError("registry", "expected a PredicateRegistry")
+        embedder = HashingEmbedder() if embedder is None else embedder
+        if not isinstance(embedder, Embedder):
+            raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
+        scope = Scope(tenant, user, agent, session)
+        registry = PredicateRegistry() if registry is None else registry
+        store = SQLiteStore(path) if store is None else store
+        try:
+            if store.dim is not None and store.dim != embedder.dim:
+                raise DimensionMismatchError(
+                    f"the store holds {store.dim}-d vectors but the embedder makes"
+                    f" {embedder.dim}-d ones; use an embedder of the store's width"
+                )
+            _sync_schema(store, registry)
+        except BaseException:
+            store.close()
+            raise
+        self._core = _Core(store, registry, embedder, clock or system_clock)
+        self._scope = scope
+
+    @property
+    def store(self) -> Store:
+        """The backing store."""
+        return self._core.store
+
+    @property
+    def registry(self) -> PredicateRegistry:
+        """The predicate schema in force."""
+        return self._core.registry
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder every write uses."""
+        return self._core.embedder
+
+    def close(self) -> None:
+        """Close the store. Idempotent; any later call on this memory raises ``ClosedError``."""
+        if not self._core.closed:
+            self._core.closed = True
+            self._core.store.close()
+
+    def __enter__(self) -> Memvara:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._core.closed else "open"
+        return f"<Memvara {getattr(self._core.store, 'path', type(self._core.store).__name__)} {self._scope} {state}>"
+
+
+def _sync_schema(store: Store, registry: PredicateRegistry) -> None:
+    """Load specs earlier processes persisted; persist the ones this registry declares."""
+    persisted = store.load_predicates()
+    for spec in persisted:
+        if not registry.is_known(spec.name):
+            try:
+                registry.register(spec)
+            except InvalidArgumentError:  # an alias this registry gives another predicate
+                continue
+    seeds = set(BUILTIN_PREDICATES)
+    known = set(persisted)
+    store.save_predicates([s for s in registry if s not in seeds and s not in known])

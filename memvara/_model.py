@@ -1,0 +1,198 @@
+"""The domain: claims, episodes, scopes, states, and what a write reports.
+
+Everything here is a frozen value. Rows become these at the store seam and nothing
+mutable crosses it, so a caller holding a ``Claim`` can never observe a later write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from ._errors import InvalidArgumentError
+
+__all__ = [
+    "MEMORY_TYPES",
+    "STATES",
+    "Claim",
+    "Episode",
+    "Scope",
+    "Skip",
+    "State",
+    "TimeQuery",
+    "WriteReceipt",
+]
+
+State = Literal["live", "ended", "retired"]
+
+STATES: tuple[State, ...] = ("live", "ended", "retired")
+"""The three states a claim can be in, in the order reads accept them.
+
+``live``: believed and in force. ``ended``: believed, but its valid time is over (the world
+moved on). ``retired``: no longer believed (a correction, a retraction, a deletion). A
+claim that ended and was later retired is ``retired``.
+"""
+
+MEMORY_TYPES: tuple[str, ...] = ("semantic", "episodic", "procedural")
+"""What kind of memory a claim is: a durable fact, an event, or a how-to."""
+
+_LEVELS = ("tenant", "user", "agent", "session")
+
+Meta = Mapping[str, object]
+"""JSON-serializable metadata carried by a claim."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose memory a row belongs to: ``tenant > user > agent > session``.
+
+    An unset level (``None``) is the broader memory. A reader sees a row when, at every
+    level, the row's value is unset or equal to the reader's: it inherits broader memory
+    and never sees a narrower scope's rows or a sibling's.
+    """
+
+    tenant: str | None = None
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+
+    def __post_init__(self) -> None:
+        for level in _LEVELS:
+            value = getattr(self, level)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise InvalidArgumentError(
+                    level, f"a scope level must be a string or None, got {type(value).__name__}"
+                )
+            if not value.strip() or "\x00" in value:
+                raise InvalidArgumentError(
+                    level, "a scope level must be a non-empty string without NUL characters"
+                )
+
+    def values(self) -> tuple[str | None, str | None, str | None, str | None]:
+        """The four levels, broadest first."""
+        return (self.tenant, self.user, self.agent, self.session)
+
+    def __str__(self) -> str:
+        parts = [f"{lvl}={val}" for lvl, val in zip(_LEVELS, self.values()) if val is not None]
+        return "/".join(parts) or "<root>"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One fact: ``(subject, predicate, object)`` with two independent clocks.
+
+    Valid time (``valid_from``, ``valid_to``) is when the fact held in the world.
+    Transaction time (``recorded_at``, ``invalidated_at``) is when the store believed it.
+    ``valid_to_known_at`` is the instant (on the belief clock) the end of valid time was
+    learned: to a reader asking about an earlier moment, the claim is still open-ended.
+    A ``None`` end is open. Build one to pass to ``supersede()``; the store fills in
+    ``id``, the times and the rendered ``text`` when it is written.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    recorded_at: datetime | None = None
+    invalidated_at: datetime | None = None
+    invalidated_by: str | None = None
+    polarity: int = 1
+    confidence: float = 1.0
+    memory_type: str = "semantic"
+    sources: tuple[str, ...] = ()
+    text: str = ""
+    extractor: str = ""
+    meta: Meta = field(default_factory=dict)
+    scope: Scope = field(default_factory=Scope)
+    id: str = ""
+    valid_to_known_at: datetime | None = None
+    observations: int = 1
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.subject, self.predicate, self.object, self.recorded_at))
+
+    @property
+    def state(self) -> State:
+        """Which clock has closed on this claim, if either.
+
+        ``retired`` once belief has ended, else ``ended`` once valid time has an end,
+        else ``live``. It describes the record as read; whether the claim holds at some
+        particular instant is what the ``valid_at``/``known_at`` reads answer.
+        """
+        if self.invalidated_at is not None:
+            return "retired"
+        if self.valid_to is not None:
+            return "ended"
+        return "live"
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One raw conversational turn, kept verbatim as the source of claims."""
+
+    content: str
+    role: str = "user"
+    ts: datetime | None = None
+    recorded_at: datetime | None = None
+    scope: Scope = field(default_factory=Scope)
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeQuery:
+    """One read's pinned instants, in storage microseconds.
+
+    ``known_at`` is the belief clock and is always set. ``valid_at`` is the world clock;
+    ``None`` leaves valid time unconstrained (used by ``history()`` and audit reads).
+    """
+
+    known_at: int
+    valid_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A turn a write dropped on purpose, and why."""
+
+    content: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReceipt:
+    """What one write did, and what it dropped.
+
+    ``closed`` is every claim the write closed on either clock: ``ended`` (the world
+    moved on) plus ``retired`` (the record was wrong). ``invalidated`` is the older name
+    of ``closed``.
+    """
+
+    added: tuple[Claim, ...] = ()
+    reinforced: tuple[Claim, ...] = ()
+    ended: tuple[Claim, ...] = ()
+    retired: tuple[Claim, ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    unextracted: int = 0
+    llm_calls: int = 0
+    elapsed_ms: float = 0.0
+
+    @property
+    def closed(self) -> tuple[Claim, ...]:
+        """Claims this write closed, ended ones first."""
+        return self.ended + self.retired
+
+    @property
+    def invalidated(self) -> tuple[Claim, ...]:
+        """Alias of ``closed``, kept from the published API."""
+        return self.closed
+
+    def __repr__(self) -> str:
+        return (
+            f"<WriteReceipt +{len(self.added)} ~{len(self.reinforced)} -{len(self.closed)}"
+            f" skip={len(self.skipped)} llm={self.llm_calls} {self.elapsed_ms:.1f}ms>"
+        )

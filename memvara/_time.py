@@ -1,0 +1,53 @@
+"""Instants at the API edge and in storage.
+
+The API accepts only ``datetime`` (a naive one is read as UTC); storage holds integer
+microseconds since the epoch, UTC, so comparisons in SQL are exact integer comparisons
+and no timezone or float rounding can reorder two writes. Everything handed back is
+timezone-aware UTC. ``None`` as an interval end means "open": +infinity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from ._errors import InvalidTimeError
+
+__all__ = ["Clock", "from_micros", "system_clock", "to_micros", "optional_micros"]
+
+Clock = Callable[[], datetime]
+"""A zero-argument callable returning the current instant; injectable for tests."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def system_clock() -> datetime:
+    """The wall clock, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
+
+
+def to_micros(value: object, argument: str) -> int:
+    """Convert a datetime to integer UTC microseconds, naming ``argument`` on bad input."""
+    if not isinstance(value, datetime):
+        raise InvalidTimeError(
+            argument, f"expected a datetime, got {type(value).__name__} {value!r:.60}"
+        )
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        value = value.replace(tzinfo=timezone.utc)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def optional_micros(value: object, argument: str) -> int | None:
+    """``to_micros`` that passes ``None`` through (an open interval end)."""
+    return None if value is None else to_micros(value, argument)
+
+
+def from_micros(value: int) -> datetime:
+    """The timezone-aware UTC datetime for stored microseconds."""
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def now_micros(clock: Clock) -> int:
+    """Read an injected clock, validating what it returns."""
+    return to_micros(clock(), "clock()")

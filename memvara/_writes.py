@@ -1,0 +1,308 @@
+"""Structured writes: remember, supersede, forget and delete.
+
+Each write validates and embeds *before* its transaction opens, so the store's write lock
+covers database work only; then it looks up the affected slots, settles contradictions
+(``_reconcile``) and applies the result in one transaction: all of it lands or none.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _args
+from ._entities import entity_key
+from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
+from ._model import Claim, Scope, WriteReceipt
+from ._reconcile import Plan, plan_write
+from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
+from .embed import Embedder
+from .schema import PredicateRegistry
+from .store.base import Store
+
+__all__ = ["Writer", "render"]
+
+
+def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
+    """The one-line text a claim is indexed and shown by: ``user lives in Berlin``."""
+    words = predicate.replace("_", " ")
+    return f"{subject} {'not ' if polarity < 0 else ''}{words} {obj}"
+
+
+@dataclass(slots=True)
+class _Outcome:
+    added: list[Claim]
+    reinforced: list[Claim]
+    ended: list[Claim]
+    retired: list[Claim]
+
+
+class Writer:
+    """Applies structured writes to a store under a registry, an embedder and a clock."""
+
+    def __init__(
+        self, store: Store, registry: PredicateRegistry, embedder: Embedder, clock: Clock
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._embedder = embedder
+        self._clock = clock
+
+    def now(self) -> int:
+        """The injected clock's current instant, in storage microseconds."""
+        return now_micros(self._clock)
+
+    # -- building claims ------------------------------------------------------------
+    def prepare(
+        self,
+        claim: Claim,
+        scope: Scope,
+        now: int,
+        *,
+        default_valid_from: int | None = None,
+        index: str = "",
+    ) -> Claim:
+        """Validate a claim and fill in its canonical predicate, times, text and scope."""
+        subject = _args.check_text(claim.subject, f"{index}subject")
+        obj = _args.check_text(claim.object, f"{index}object")
+        predicate = self._registry.canonical(_args.check_text(claim.predicate, f"{index}predicate"))
+        polarity = _args.check_polarity(claim.polarity)
+        recorded = now if claim.recorded_at is None else to_micros(claim.recorded_at, "recorded_at")
+        if claim.valid_from is not None:
+            start = to_micros(claim.valid_from, "valid_from")
+        else:
+            start = recorded if default_valid_from is None else default_valid_from
+        end = optional_micros(claim.valid_to, "valid_to")
+        if end is not None and end <= start:
+            raise InvalidTimeError("valid_to", "must be later than valid_from")
+        if claim.invalidated_at is not None or claim.invalidated_by is not None:
+            raise InvalidArgumentError("invalidated_at", "a new claim cannot be written retired")
+        text = claim.text or render(subject, predicate, obj, polarity)
+        return Claim(
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            valid_from=from_micros(start),
+            valid_to=None if end is None else from_micros(end),
+            recorded_at=from_micros(recorded),
+            polarity=polarity,
+            confidence=_args.check_confidence(claim.confidence),
+            memory_type=_args.check_memory_type(claim.memory_type),
+            sources=_args.check_sources(claim.sources),
+            text=_args.check_text(text, "text"),
+            extractor=_args.check_text(claim.extractor or "remember", "extractor"),
+            meta=_args.check_meta(claim.meta),
+            scope=scope,
+        )
+
+    def _encode(self, claims: Sequence[Claim]) -> npt.NDArray[np.float32]:
+        vectors = self._embedder.encode([c.text for c in claims])
+        dim = self._embedder.dim
+        if not isinstance(vectors, np.ndarray) or vectors.shape != (len(claims), dim):
+            raise InvalidArgumentError(
+                "embedder", f"encode() must return shape ({len(claims)}, {dim}),"
+                f" got {getattr(vectors, 'shape', type(vectors).__name__)}"
+            )
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if not np.isfinite(vectors).all():
+            raise InvalidArgumentError("embedder", "encode() returned NaN or infinite values")
+        return vectors
+
+    # -- remember ---------------------------------------------------------------------
+    def remember(self, claims: Sequence[Claim], close: str) -> WriteReceipt:
+        """Write prepared claims, settling each against its slot; one transaction."""
+        started = time.perf_counter()
+        vectors = self._encode(claims)
+        outcome = _Outcome([], [], [], [])
+        with self._store.transaction():
+            self._apply(claims, vectors, close, outcome, skip_ids=frozenset())
+        return _receipt(outcome, started)
+
+    def _apply(
+        self,
+        claims: Sequence[Claim],
+        vectors: npt.NDArray[np.float32],
+        close: str,
+        outcome: _Outcome,
+        skip_ids: frozenset[str],
+    ) -> None:
+        by_scope: dict[Scope, list[int]] = {}
+        for i, claim in enumerate(claims):
+            by_scope.setdefault(claim.scope, []).append(i)
+        for scope, indices in by_scope.items():
+            slots = [(entity_key(claims[i].subject), claims[i].predicate) for i in indices]
+            repeated = {slot for slot, n in Counter(slots).items() if n > 1}
+            existing = self._store.slot_claims(scope, set(slots) - repeated)
+            batch: list[tuple[int, Plan]] = []
+            for i, slot in zip(indices, slots):
+                if slot in repeated:
+                    continue
+                current = [c for c in existing[slot] if c.id not in skip_ids]
+                batch.append((i, self._plan(claims[i], current, close)))
+            self._commit_plans(claims, vectors, batch, outcome)
+            for i, slot in zip(indices, slots):  # same slot twice: settle one at a time
+                if slot in repeated:
+                    current = [c for c in self._store.slot_claims(scope, [slot])[slot]
+                               if c.id not in skip_ids]
+                    self._commit_plans(
+                        claims, vectors, [(i, self._plan(claims[i], current, close))], outcome
+                    )
+
+    def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
+        return plan_write(claim, existing, self._registry.spec(claim.predicate).cardinality, close)
+
+    def _commit_plans(
+        self,
+        claims: Sequence[Claim],
+        vectors: npt.NDArray[np.float32],
+        batch: Sequence[tuple[int, Plan]],
+        outcome: _Outcome,
+    ) -> None:
+        store = self._store
+        for i, plan in batch:
+            if plan.reinforce is not None:
+                outcome.reinforced.append(
+                    store.reinforce_claim(plan.reinforce.id, claims[i].sources)
+                )
+        inserts = [(i, plan) for i, plan in batch if plan.reinforce is None]
+        if not inserts:
+            return
+        new = [_bounded(claims[i], plan.valid_to) for i, plan in inserts]
+        stored = store.insert_claims(new, vectors[[i for i, _ in inserts]])
+        outcome.added.extend(stored)
+        for claim, (_, plan) in zip(stored, inserts):
+            for old, valid_to, at in plan.end:
+                outcome.ended.append(store.end_claim(old.id, valid_to, at))
+            for old, at in plan.retire:
+                outcome.retired.append(store.retire_claim(old.id, at, claim.id))
+
+    # -- supersede ----------------------------------------------------------------------
+    def supersede(
+        self,
+        scope: Scope,
+        old_id: str,
+        new: Claim,
+        at: datetime | None,
+        sources: Iterable[str] | None,
+    ) -> WriteReceipt:
+        """Close ``old_id`` where ``new`` takes over, and write ``new``; one transaction."""
+        started = time.perf_counter()
+        if not isinstance(new, Claim):
+            raise InvalidArgumentError("new_claim", f"expected a Claim, got {type(new).__name__}")
+        if new.scope != Scope() and new.scope != scope:
+            raise InvalidArgumentError(
+                "new_claim", f"its scope {new.scope} is not the caller's scope {scope}"
+            )
+        now = self.now()
+        switch = None if at is None else to_micros(at, "at")
+        if switch is None:
+            switch = now if new.valid_from is None else to_micros(new.valid_from, "valid_from")
+        if sources is not None:
+            new = replace(new, sources=(*new.sources, *_args.check_sources(sources)))
+        prepared = self.prepare(new, scope, now, default_valid_from=switch)
+        vectors = self._encode([prepared])
+        recorded = to_micros(prepared.recorded_at, "recorded_at")
+        outcome = _Outcome([], [], [], [])
+        with self._store.transaction():
+            old = self._store.get_claim(old_id, scope)
+            if old is None:
+                raise ClaimNotFoundError(old_id)
+            if old.invalidated_at is not None:
+                raise InvalidArgumentError("old_claim_id", f"claim {old_id!r} is already retired")
+            self._apply([prepared], vectors, "ended", outcome, skip_ids=frozenset([old.id]))
+            by = outcome.added[0].id if outcome.added else None
+            at_belief = max(recorded, to_micros(old.recorded_at, "recorded_at"))
+            old_end = optional_micros(old.valid_to, "valid_to")
+            if switch <= to_micros(old.valid_from, "valid_from"):
+                outcome.retired.append(self._store.retire_claim(old.id, at_belief, by))
+            elif old_end is None or switch < old_end:
+                outcome.ended.append(self._store.end_claim(old.id, switch, at_belief))
+        return _receipt(outcome, started)
+
+    # -- retire ---------------------------------------------------------------------------
+    def forget(self, scope: Scope, subject: str, predicate: str, at: datetime | None) -> list[Claim]:
+        """Retire every still-believed claim of one slot at exactly ``scope``."""
+        slot = (entity_key(_args.check_text(subject, "subject")),
+                self._registry.canonical(_args.check_text(predicate, "predicate")))
+        when = self.now() if at is None else to_micros(at, "at")
+        with self._store.transaction():
+            believed = self._store.slot_claims(scope, [slot])[slot]
+            return [
+                self._store.retire_claim(
+                    c.id, max(when, to_micros(c.recorded_at, "recorded_at")), None
+                )
+                for c in believed
+            ]
+
+    def delete(self, scope: Scope, claim_id: str, at: datetime | None) -> bool:
+        """Retire one claim visible from ``scope``; ``False`` if none or already retired."""
+        claim_id = _args.check_claim_id(claim_id)
+        when = self.now() if at is None else to_micros(at, "at")
+        with self._store.transaction():
+            claim = self._store.get_claim(claim_id, scope)
+            if claim is None or claim.invalidated_at is not None:
+                return False
+            self._store.retire_claim(
+                claim.id, max(when, to_micros(claim.recorded_at, "recorded_at")), None
+            )
+            return True
+
+
+def _bounded(claim: Claim, valid_to: int | None) -> Claim:
+    if valid_to is None or claim.valid_to == from_micros(valid_to):
+        return claim
+    return replace(claim, valid_to=from_micros(valid_to))
+
+
+def _receipt(outcome: _Outcome, started: float) -> WriteReceipt:
+    return WriteReceipt(
+        added=tuple(outcome.added),
+        reinforced=tuple(outcome.reinforced),
+        ended=tuple(outcome.ended),
+        retired=tuple(outcome.retired),
+        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+    )
+
+
+def claim_from_args(
+    subject: object,
+    predicate: object,
+    obj: object,
+    *,
+    valid_from: datetime | None,
+    valid_to: datetime | None,
+    recorded_at: datetime | None,
+    sources: Iterable[str],
+    text: str | None,
+    confidence: float,
+    memory_type: str,
+    polarity: int,
+    extractor: str | None,
+    meta: Mapping[str, object],
+) -> Claim:
+    """A raw ``Claim`` from ``remember()``'s keywords (validated later by ``prepare``)."""
+    if text is not None:
+        _args.check_text(text, "text")
+    if extractor is not None:
+        _args.check_text(extractor, "extractor")
+    return Claim(
+        subject=subject,  # type: ignore[arg-type]
+        predicate=predicate,  # type: ignore[arg-type]
+        object=obj,  # type: ignore[arg-type]
+        valid_from=valid_from,
+        valid_to=valid_to,
+        recorded_at=recorded_at,
+        sources=_args.check_sources(sources),
+        text=text or "",
+        confidence=confidence,
+        memory_type=memory_type,
+        polarity=polarity,
+        extractor=extractor or "",
+        meta=meta,
+    )

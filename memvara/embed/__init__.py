@@ -1,0 +1,132 @@
+"""Embedders: text in, fixed-width float32 vectors out.
+
+``Embedder`` is the protocol every backend implements. ``HashingEmbedder`` is the
+default: deterministic character n-gram and word hashing, no model and no download, so
+the library works offline and tests are reproducible. It is lexical, not semantic: it
+will not put "physician" near "doctor".
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .._errors import InvalidArgumentError
+
+__all__ = ["Embedder", "HashingEmbedder"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors of one fixed width.
+
+    Contract: ``encode(texts)`` returns a C-contiguous ``float32`` array of shape
+    ``(len(texts), dim)`` with finite values, the same output for the same input, and
+    rows in input order. An empty sequence yields shape ``(0, dim)``. The store checks the
+    shape and finiteness of what it is given and raises rather than store a bad vector.
+    """
+
+    @property
+    def dim(self) -> int:
+        """The width of every vector this embedder returns."""
+        ...
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts``, one row each."""
+        ...
+
+
+_U64 = np.uint64
+_P1, _P2, _P3 = _U64(0x9E3779B97F4A7C15), _U64(0xC2B2AE3D27D4EB4F), _U64(0x165667B19E3779F9)
+_MIX = _U64(0xFF51AFD7ED558CCD)
+_WORD_WEIGHT = 2.0
+_PUNCT = ".,;:!?\"'()[]{}"
+
+
+class HashingEmbedder:
+    """Feature hashing of byte trigrams and whole words into ``dim`` signed buckets.
+
+    Each text is casefolded with whitespace collapsed; every UTF-8 byte trigram and every
+    word adds ``±1`` (words ``±2``) to a bucket chosen by a fixed hash, and rows are
+    L2-normalized. The trigrams are hashed for a whole batch at once in numpy, so
+    encoding costs microseconds per short text.
+
+    Args:
+        dim: vector width (default 512).
+
+    Raises:
+        InvalidArgumentError: ``dim`` is not an integer from 8 to 65,536.
+    """
+
+    def __init__(self, dim: int = 512) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65_536:
+            raise InvalidArgumentError("dim", f"expected an int from 8 to 65536, got {dim!r}")
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        """The vector width."""
+        return self._dim
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self._dim})"
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts``; see the class docstring for the features.
+
+        Raises:
+            InvalidArgumentError: ``texts`` is a bare string or holds a non-string.
+        """
+        if isinstance(texts, str):
+            raise InvalidArgumentError("texts", "expected a sequence of strings, not one string")
+        n, dim = len(texts), self._dim
+        if n == 0:
+            return np.zeros((0, dim), dtype=np.float32)
+        folded: list[str] = []
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InvalidArgumentError(f"texts[{i}]", f"expected str, got {type(text).__name__}")
+            folded.append(" " + " ".join(text.casefold().split()) + " ")
+        tri_index, tri_weight = self._trigrams([s.encode("utf-8", "surrogatepass") for s in folded])
+        word_index, word_weight = self._words(folded)
+        vectors = np.bincount(
+            np.concatenate((tri_index, word_index)),
+            weights=np.concatenate((tri_weight, word_weight)),
+            minlength=n * dim,
+        ).reshape(n, dim)
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
+        np.divide(vectors, norms, out=vectors, where=norms > 0)
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _trigrams(
+        self, encoded: list[bytes]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8).astype(_U64)
+        owner = np.repeat(np.arange(len(encoded), dtype=np.int64), lengths)
+        same_text = owner[:-2] == owner[2:]
+        h = data[:-2] * _P1 + data[1:-1] * _P2 + data[2:] * _P3
+        h ^= h >> _U64(31)
+        h *= _MIX
+        h ^= h >> _U64(29)
+        index = (h % _U64(self._dim)).astype(np.int64) + owner[:-2] * self._dim
+        weight = np.where((h >> _U64(63)) == 1, -1.0, 1.0)
+        return index[same_text], weight[same_text]
+
+    def _words(self, folded: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        dim = self._dim
+        index: list[int] = []
+        weight: list[float] = []
+        for row, text in enumerate(folded):
+            base = row * dim
+            for word in text.split():
+                word = word.strip(_PUNCT)
+                if word:
+                    h = zlib.crc32(word.encode("utf-8", "surrogatepass"))
+                    index.append(base + h % dim)
+                    weight.append(-_WORD_WEIGHT if h & 0x80000000 else _WORD_WEIGHT)
+        return np.array(index, dtype=np.int64), np.array(weight, dtype=np.float64)

@@ -1,0 +1,116 @@
+"""Numbered schema migrations for the SQLite store.
+
+``PRAGMA user_version`` records the version a file is at and ``PRAGMA application_id``
+marks it as ours. Opening an older file applies the missing steps in one transaction;
+a newer one is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
+
+APPLICATION_ID = 0x4D564152  # "MVAR"
+
+_V1 = (
+    # rowid is explicit so the FTS index can mirror it: deleting an FTS row is then an
+    # indexed lookup, not a scan. Unset scope levels are '' (see _sql.py).
+    """
+    CREATE TABLE claims (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
+        s_agent TEXT NOT NULL, s_session TEXT NOT NULL,
+        subject TEXT NOT NULL, subject_key TEXT NOT NULL,
+        predicate TEXT NOT NULL, object TEXT NOT NULL,
+        polarity INTEGER NOT NULL,
+        valid_from INTEGER NOT NULL, valid_to INTEGER, valid_to_known_at INTEGER,
+        recorded_at INTEGER NOT NULL, invalidated_at INTEGER, invalidated_by TEXT,
+        confidence REAL NOT NULL, memory_type TEXT NOT NULL,
+        text TEXT NOT NULL, extractor TEXT NOT NULL,
+        meta TEXT, sources TEXT,
+        observations INTEGER NOT NULL DEFAULT 1,
+        vec_slot INTEGER
+    )
+    """,
+    "CREATE INDEX claims_slot ON claims (subject_key, predicate, s_user, s_tenant)",
+    "CREATE INDEX claims_scope ON claims (s_user, s_tenant, s_agent, s_session)",
+    """
+    CREATE TABLE episodes (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
+        s_agent TEXT NOT NULL, s_session TEXT NOT NULL,
+        role TEXT NOT NULL, content TEXT NOT NULL,
+        ts INTEGER NOT NULL, recorded_at INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        vec_slot INTEGER
+    )
+    """,
+    "CREATE INDEX episodes_scope ON episodes (s_user, s_tenant, s_agent, s_session)",
+    "CREATE INDEX episodes_hash ON episodes (content_hash)",
+    # Reverse index of claim sources: which claims cite an episode (erase, provenance).
+    """
+    CREATE TABLE claim_sources (
+        source TEXT NOT NULL, claim_rowid INTEGER NOT NULL,
+        PRIMARY KEY (source, claim_rowid)
+    ) WITHOUT ROWID
+    """,
+    # External-content FTS: the text is stored once, in the row it indexes.
+    """
+    CREATE VIRTUAL TABLE claims_fts USING fts5 (
+        text, content='claims', content_rowid='rowid',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE VIRTUAL TABLE episodes_fts USING fts5 (
+        content, content='episodes', content_rowid='rowid',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE TRIGGER claims_fts_insert AFTER INSERT ON claims BEGIN
+        INSERT INTO claims_fts (rowid, text) VALUES (new.rowid, new.text);
+    END
+    """,
+    """
+    CREATE TRIGGER claims_fts_delete AFTER DELETE ON claims BEGIN
+        INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        DELETE FROM claim_sources WHERE claim_rowid = old.rowid AND old.sources IS NOT NULL
+            AND source IN (SELECT value FROM json_each(old.sources));
+    END
+    """,
+    """
+    CREATE TRIGGER claims_fts_update AFTER UPDATE OF text ON claims BEGIN
+        INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        INSERT INTO claims_fts (rowid, text) VALUES (new.rowid, new.text);
+    END
+    """,
+    """
+    CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
+        INSERT INTO episodes_fts (rowid, content) VALUES (new.rowid, new.content);
+    END
+    """,
+    """
+    CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
+        INSERT INTO episodes_fts (episodes_fts, rowid, content)
+            VALUES ('delete', old.rowid, old.content);
+    END
+    """,
+    # Learned and declared predicate specs, so a fresh process reuses them.
+    """
+    CREATE TABLE predicates (
+        name TEXT PRIMARY KEY, cardinality TEXT NOT NULL, volatility TEXT NOT NULL,
+        aliases TEXT NOT NULL
+    )
+    """,
+    # Vector sidecar bookkeeping: slots freed by erasure, and the high-water mark.
+    "CREATE TABLE vector_free (slot INTEGER PRIMARY KEY)",
+    "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "INSERT INTO store_meta (key, value) VALUES ('vec_hwm', '0')",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+"""Step ``i`` takes a file from version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)

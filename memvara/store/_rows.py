@@ -1,0 +1,120 @@
+"""Claims to rows and back, for the SQLite backend.
+
+One column list, one encoder, one decoder: a field added to ``Claim`` is added here and
+nowhere else in the backend. Decoding takes the reader's ``known_at`` and returns the
+claim as it was believed then (see the materialization rule in ``base.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._entities import entity_key
+from .._model import Claim, Scope
+from .._time import from_micros, optional_micros, to_micros
+
+__all__ = ["CLAIM_COLUMNS", "claim_params", "decode_claim", "scope_of"]
+
+CLAIM_COLUMNS = (
+    "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
+    " valid_from, valid_to, valid_to_known_at, recorded_at, invalidated_at, invalidated_by,"
+    " confidence, memory_type, text, extractor, meta, sources, observations, vec_slot"
+)
+
+Row = Sequence[Any]
+
+
+@functools.lru_cache(maxsize=4096)
+def scope_of(tenant: str, user: str, agent: str, session: str) -> Scope:
+    """The ``Scope`` for stored level values (``''`` is unset)."""
+    return Scope(tenant or None, user or None, agent or None, session or None)
+
+
+def _json_or_none(value: object) -> str | None:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False) if value else None
+
+
+def claim_params(claim: Claim, rowid: int, claim_id: str) -> tuple[object, ...]:
+    """The INSERT parameters for a claim, in ``CLAIM_COLUMNS`` order."""
+    scope = claim.scope
+    recorded = to_micros(claim.recorded_at, "recorded_at")
+    valid_to = optional_micros(claim.valid_to, "valid_to")
+    known = optional_micros(claim.valid_to_known_at, "valid_to_known_at")
+    return (
+        rowid,
+        claim_id,
+        scope.tenant or "",
+        scope.user or "",
+        scope.agent or "",
+        scope.session or "",
+        claim.subject,
+        entity_key(claim.subject),
+        claim.predicate,
+        claim.object,
+        claim.polarity,
+        to_micros(claim.valid_from, "valid_from"),
+        valid_to,
+        (recorded if known is None else known) if valid_to is not None else None,
+        recorded,
+        optional_micros(claim.invalidated_at, "invalidated_at"),
+        claim.invalidated_by,
+        claim.confidence,
+        claim.memory_type,
+        claim.text,
+        claim.extractor,
+        _json_or_none(dict(claim.meta)),
+        _json_or_none(list(claim.sources)),
+        claim.observations,
+    )
+
+
+INSERT_SQL = (
+    "INSERT INTO claims (rowid, id, s_tenant, s_user, s_agent, s_session, subject,"
+    " subject_key, predicate, object, polarity, valid_from, valid_to, valid_to_known_at,"
+    " recorded_at, invalidated_at, invalidated_by, confidence, memory_type, text, extractor,"
+    " meta, sources, observations, vec_slot)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def decode_claim(row: Row, known_at: int | None) -> Claim:
+    """A ``Claim`` from a ``CLAIM_COLUMNS`` row, as believed at ``known_at``.
+
+    ``known_at=None`` returns the record as it stands now, with every closure.
+    """
+    (_, cid, tenant, user, agent, session, subject, predicate, obj, polarity, valid_from,
+     valid_to, valid_known, recorded, invalidated, invalidated_by, confidence, memory_type,
+     text, extractor, meta, sources, observations, _) = row
+    if known_at is not None:
+        if invalidated is not None and invalidated > known_at:
+            invalidated, invalidated_by = None, None
+        if valid_known is not None and valid_known > known_at:
+            valid_to, valid_known = None, None
+    return Claim(
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        valid_from=from_micros(valid_from),
+        valid_to=None if valid_to is None else from_micros(valid_to),
+        recorded_at=from_micros(recorded),
+        invalidated_at=None if invalidated is None else from_micros(invalidated),
+        invalidated_by=invalidated_by,
+        polarity=polarity,
+        confidence=float(confidence),
+        memory_type=memory_type,
+        sources=tuple(json.loads(sources)) if sources else (),
+        text=text,
+        extractor=extractor,
+        meta=_frozen_meta(meta),
+        scope=scope_of(tenant, user, agent, session),
+        id=cid,
+        valid_to_known_at=None if valid_known is None else from_micros(valid_known),
+        observations=observations,
+    )
+
+
+def _frozen_meta(meta: str | None) -> Mapping[str, object]:
+    return json.loads(meta) if meta else {}

@@ -1,0 +1,129 @@
+"""The read rules, compiled to SQL in exactly one place.
+
+Every read in the SQLite backend is built from these pure functions, each returning
+``(sql, params)`` so it can be tested as text. Nothing else in the package writes a
+visibility, state or scope predicate.
+
+Scope levels are stored as ``''`` when unset (never NULL), so ``col IN ('', ?)`` stays
+an indexable equality instead of an ``OR ... IS NULL`` the planner cannot use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from .._model import STATES, Scope, TimeQuery
+
+__all__ = [
+    "SCOPE_COLUMNS",
+    "scope_exact",
+    "scope_subtree",
+    "scope_visible",
+    "states_filter",
+    "visible",
+]
+
+Fragment = tuple[str, list[object]]
+
+SCOPE_COLUMNS = ("s_tenant", "s_user", "s_agent", "s_session")
+
+
+def scope_visible(scope: Scope, alias: str = "") -> Fragment:
+    """Rows a reader at ``scope`` may see: at each level, unset or equal to the reader's.
+
+    A reader inherits broader memory and never sees a narrower scope's rows: where the
+    reader's level is unset, only rows that leave it unset qualify.
+    """
+    parts: list[str] = []
+    params: list[object] = []
+    for column, value in zip(SCOPE_COLUMNS, scope.values()):
+        if value is None:
+            parts.append(f"{alias}{column} = ''")
+        else:
+            parts.append(f"{alias}{column} IN ('', ?)")
+            params.append(value)
+    return " AND ".join(parts), params
+
+
+def scope_exact(scope: Scope, alias: str = "") -> Fragment:
+    """Rows written at exactly ``scope``: the rows a write at ``scope`` may change."""
+    parts = [f"{alias}{column} = ?" for column in SCOPE_COLUMNS]
+    return " AND ".join(parts), [value or "" for value in scope.values()]
+
+
+def scope_subtree(scope: Scope, alias: str = "") -> Fragment:
+    """``scope`` and every narrower scope beneath it: what a purge removes.
+
+    Levels down to the deepest one the scope sets must match exactly (unset matching
+    unset); levels below it match anything, so purging a user takes their agents and
+    sessions with them. The root scope's subtree is the whole store.
+    """
+    values = scope.values()
+    deepest = max((i for i, v in enumerate(values) if v is not None), default=-1)
+    parts = [f"{alias}{SCOPE_COLUMNS[i]} = ?" for i in range(deepest + 1)]
+    params: list[object] = [values[i] or "" for i in range(deepest + 1)]
+    return (" AND ".join(parts) or "1"), params
+
+
+def _believed(tq: TimeQuery, alias: str) -> Fragment:
+    return (
+        f"{alias}recorded_at <= ? AND ({alias}invalidated_at IS NULL OR {alias}invalidated_at > ?)",
+        [tq.known_at, tq.known_at],
+    )
+
+
+def visible(tq: TimeQuery, alias: str = "") -> Fragment:
+    """The visibility rule: believed at ``known_at`` and in force at ``valid_at``.
+
+    ``recorded_at <= K < invalidated_at`` and ``valid_from <= V < valid_to``, where an
+    end learned after ``K`` (``valid_to_known_at > K``) is still open to this reader.
+    With ``valid_at`` unset only the belief half applies.
+    """
+    sql, params = _believed(tq, alias)
+    if tq.valid_at is None:
+        return sql, params
+    sql += (
+        f" AND {alias}valid_from <= ? AND ({alias}valid_to IS NULL"
+        f" OR {alias}valid_to_known_at > ? OR {alias}valid_to > ?)"
+    )
+    return sql, [*params, tq.valid_at, tq.known_at, tq.valid_at]
+
+
+def _ended(tq: TimeQuery, alias: str) -> Fragment:
+    sql, params = _believed(tq, alias)
+    sql += f" AND {alias}valid_to IS NOT NULL AND {alias}valid_to_known_at <= ?"
+    params.append(tq.known_at)
+    if tq.valid_at is not None:
+        sql += f" AND {alias}valid_to <= ?"
+        params.append(tq.valid_at)
+    return sql, params
+
+
+def _retired(tq: TimeQuery, alias: str) -> Fragment:
+    return (
+        f"{alias}recorded_at <= ? AND {alias}invalidated_at IS NOT NULL"
+        f" AND {alias}invalidated_at <= ?",
+        [tq.known_at, tq.known_at],
+    )
+
+
+def states_filter(states: Collection[str], tq: TimeQuery, alias: str = "") -> Fragment:
+    """Rows in any of ``states`` as of ``tq``.
+
+    ``live`` is the visibility rule; ``ended`` is believed with an end (already learned)
+    at or before ``valid_at``; ``retired`` is belief withdrawn by ``known_at``. All three
+    together is not their union but the belief floor alone (``recorded_at <= K``): the
+    audit view, which also admits a claim scheduled to start after ``valid_at``.
+    """
+    wanted = set(states)
+    if wanted >= set(STATES):
+        return f"{alias}recorded_at <= ?", [tq.known_at]
+    builders = {"live": visible, "ended": _ended, "retired": _retired}
+    parts: list[str] = []
+    params: list[object] = []
+    for state in STATES:
+        if state in wanted:
+            sql, p = builders[state](tq, alias)
+            parts.append(f"({sql})")
+            params.extend(p)
+    return "(" + " OR ".join(parts) + ")", params

@@ -1,0 +1,148 @@
+"""The storage seam: what a memvara backend must do, and nothing about how.
+
+This module is public on purpose: a third party can implement ``Store`` (Postgres,
+pgvector, anything) and pass it as ``Memvara(store=...)``. The seam speaks primitives:
+frozen ``Claim``/``Episode``/``Scope`` values, ids, strings, integer microseconds and
+numpy arrays. Instants are integers (UTC microseconds since the epoch) because every
+comparison the rules below make must be exact.
+
+The rules every backend must keep (``SQLiteStore`` compiles each in one place):
+
+**Visibility.** A claim is visible at ``TimeQuery(known_at=K, valid_at=V)`` exactly when
+``recorded_at <= K < invalidated_at`` and ``valid_from <= V < valid_to``, a missing end
+being +infinity, and an end learned after ``K`` (``valid_to_known_at > K``) being
+missing to that reader. With ``valid_at=None`` only the belief half applies.
+
+**Materialization.** A claim read at ``known_at=K`` is returned as it was believed at
+``K``: an ``invalidated_at`` later than ``K`` reads as ``None`` (with
+``invalidated_by``), and so does a ``valid_to`` learned after ``K``.
+
+**States.** ``live`` is visible; ``ended`` is believed at ``K`` with an end learned by
+``K`` that is at or before ``V``; ``retired`` has ``invalidated_at <= K``. All three
+together is the belief floor ``recorded_at <= K`` alone, not their union.
+
+**Scope.** A read at scope ``S`` sees a row when, at every level (tenant, user, agent,
+session), the row's level is unset or equals ``S``'s. Writes that look a slot up use the
+exact scope. A purge takes the scope and every narrower one beneath it.
+
+**Transactions.** ``transaction()`` nests (the outermost commits). Any exception inside
+rolls the whole outermost transaction's effects back when it propagates out of it, and
+every method called inside runs in it. Backend exceptions are raised as
+``memvara.StoreError`` subclasses.
+
+**Erasure.** ``erase_claim``, ``purge`` and ``reset`` remove text from every place the
+backend keeps it (rows, text indexes, vectors, logs) before returning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .._model import STATES, Claim, Scope, TimeQuery
+from ..schema import PredicateSpec
+
+__all__ = ["STATES", "Store", "TimeQuery"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A bitemporal claim store. See the module docstring for the rules it must keep."""
+
+    @property
+    def dim(self) -> int | None:
+        """The vector width this store holds, or ``None`` before the first vector."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction (nested calls become savepoints)."""
+        ...
+
+    def close(self) -> None:
+        """Release every resource. Idempotent; later calls raise ``ClosedError``."""
+        ...
+
+    # -- writes -------------------------------------------------------------------
+    def insert_claims(
+        self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None
+    ) -> list[Claim]:
+        """Insert new claims (row ``i`` of ``vectors`` belongs to ``claims[i]``).
+
+        Returns the claims as stored, with ``id`` assigned. Every time field the caller
+        leaves ``None`` except the ends must already be filled in by the caller.
+        """
+        ...
+
+    def slot_claims(
+        self, scope: Scope, slots: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Claim]]:
+        """Still-believed claims (``invalidated_at IS NULL``) in each ``(subject_key,
+        predicate)`` slot at exactly ``scope``, oldest ``valid_from`` first."""
+        ...
+
+    def end_claim(self, claim_id: str, valid_to: int, at: int) -> Claim:
+        """Set ``valid_to`` (learned at ``at``) on a claim; returns it as updated."""
+        ...
+
+    def retire_claim(self, claim_id: str, at: int, by: str | None) -> Claim:
+        """Withdraw belief in a claim at ``at`` (by claim ``by``); returns it as updated."""
+        ...
+
+    def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:
+        """Count one more observation of a claim and merge in ``sources``."""
+        ...
+
+    # -- reads --------------------------------------------------------------------
+    def get_claim(self, claim_id: str, scope: Scope) -> Claim | None:
+        """The claim as currently recorded, if visible from ``scope``; else ``None``."""
+        ...
+
+    def find_claims(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None
+    ) -> list[Claim]:
+        """Claims in ``states`` at ``tq``, newest recorded first, materialized at ``tq``."""
+        ...
+
+    def count_claims(self, scope: Scope, tq: TimeQuery, states: Collection[str]) -> int:
+        """How many claims ``find_claims`` would return with no limit."""
+        ...
+
+    def slot_history(
+        self, scope: Scope, subject_keys: Collection[str], predicate: str, tq: TimeQuery
+    ) -> list[Claim]:
+        """Every claim of the slot visible at ``tq`` (ended and retired ones included),
+        in recorded order, materialized at ``tq``."""
+        ...
+
+    def stats(self, scope: Scope, now: int) -> dict[str, int]:
+        """``episodes``, ``claims``, ``live_claims``, ``ended_claims``, ``invalidated``
+        and ``embeddings`` at ``now`` (see the spec's "Counting claims")."""
+        ...
+
+    # -- erasure ------------------------------------------------------------------
+    def erase_claim(self, claim_id: str, scope: Scope, *, sources: bool) -> dict[str, int]:
+        """Remove one claim everywhere (and, with ``sources``, the turns no surviving
+        claim cites); returns per-table counts, all zero if no such claim is visible."""
+        ...
+
+    def purge(self, scope: Scope) -> dict[str, int]:
+        """Remove everything at ``scope`` and beneath it; returns per-table counts."""
+        ...
+
+    # -- learned schema -------------------------------------------------------------
+    def load_predicates(self) -> list[PredicateSpec]:
+        """Every persisted predicate spec."""
+        ...
+
+    def save_predicates(self, specs: Sequence[PredicateSpec]) -> None:
+        """Persist (insert or replace) predicate specs."""
+        ...
+
+    def clear_predicates(self) -> int:
+        """Forget every persisted predicate spec; returns how many there were."""
+        ...
+

@@ -1,0 +1,632 @@
+"""``SQLiteStore``: claims and episodes in SQLite (WAL, FTS5), vectors in a sidecar.
+
+One writer connection behind a lock; reads on per-thread connections, so a read never
+queues behind a write (an in-memory database has one connection, shared under the lock).
+Every ``sqlite3`` exception is translated to a ``StoreError`` here and chained.
+
+Works on SQLite 3.35 and newer (CPython here links 3.40.1); nothing newer is required.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._errors import (
+    ClosedError,
+    NotAStoreError,
+    ReadOnlyStoreError,
+    SchemaVersionError,
+    StorageFullError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+)
+from .._model import Claim, Scope, TimeQuery
+from ..schema import Cardinality, PredicateSpec, Volatility
+from . import _sql
+from ._migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from ._rows import CLAIM_COLUMNS, INSERT_SQL, claim_params, decode_claim
+from ._vectors import VectorFile
+
+__all__ = ["SQLiteStore"]
+
+MIN_SQLITE = (3, 35, 0)
+_MEMORY = ":memory:"
+_ERASE_COUNTS = ("claims", "episodes", "embeddings", "sources")
+
+
+def _translate(exc: sqlite3.Error) -> StoreError:
+    """Map a backend exception to the memvara error a caller can act on."""
+    message = str(exc).lower()
+    if "locked" in message or "busy" in message:
+        return StoreLockedError(f"the store stayed locked by another writer: {exc}")
+    if "readonly" in message or "read-only" in message:
+        return ReadOnlyStoreError(f"the store cannot be written: {exc}")
+    if "full" in message:
+        return StorageFullError(f"no space left for the store: {exc}")
+    if "not a database" in message:
+        return NotAStoreError(f"not a memvara store: {exc}")
+    if "malformed" in message or "corrupt" in message:
+        return StoreCorruptError(f"the store's file is damaged: {exc}")
+    return StoreError(f"{type(exc).__name__}: {exc}")
+
+
+def _new_id(prefix: str, rowid: int, *parts: object) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{rowid}".encode())
+    for part in parts:
+        digest.update(b"\x1f")
+        digest.update(str(part).encode("utf-8", "surrogatepass"))
+    return prefix + digest.hexdigest()
+
+
+class SQLiteStore:
+    """The default ``Store``: one SQLite file plus a ``<path>.vecs`` vector sidecar.
+
+    Args:
+        path: a database file (created if missing) or ``":memory:"``.
+        busy_timeout: seconds a writer waits for another process's lock.
+        tracer: called with ``(sql, params)`` before every statement (tests count queries).
+
+    Raises:
+        NotAStoreError: the file is not SQLite, or is another application's database.
+        SchemaVersionError: the file was written by a newer memvara.
+        StoreError: SQLite is too old or lacks FTS5.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = _MEMORY,
+        *,
+        busy_timeout: float = 30.0,
+        tracer: Callable[[str, Sequence[object]], None] | None = None,
+    ) -> None:
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            raise StoreError(
+                f"SQLite {sqlite3.sqlite_version} is too old; memvara needs 3.35 or newer"
+            )
+        self._path = os.fspath(path)
+        self._memory = self._path == _MEMORY
+        self._busy = busy_timeout
+        self._tracer = tracer
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._depth = 0
+        self._owner: int | None = None
+        self._after_commit: list[Callable[[], None]] = []
+        self._on_rollback: list[Callable[[], None]] = []
+        self._closed = False
+        self._writer = self._connect(readonly=False)
+        try:
+            self._migrate()
+            dim = self._meta("vector_dim")
+            self._vectors = VectorFile(
+                None if self._memory else self._path + ".vecs",
+                None if dim is None else int(dim),
+            )
+        except BaseException:
+            self._writer.close()
+            raise
+
+    # -- connections and transactions ----------------------------------------------
+    def _connect(self, *, readonly: bool) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self._path, timeout=self._busy, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise _translate(exc) from exc
+        try:
+            if not self._memory:
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA secure_delete = ON")
+            if readonly:
+                conn.execute("PRAGMA query_only = ON")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise NotAStoreError(f"{self._path}: not a memvara store ({exc})") from exc
+        if self._tracer is not None:
+            tracer = self._tracer
+            conn.set_trace_callback(lambda sql: tracer(sql, ()))
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        """The connection this thread should use right now."""
+        if self._closed:
+            raise ClosedError("the store is closed")
+        if self._memory or self._owner == threading.get_ident():
+            return self._writer
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect(readonly=True)
+            self._local.conn = conn
+            with self._lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection for a read, holding the lock only where one must be shared."""
+        try:
+            if self._memory:
+                with self._lock:
+                    yield self._conn()
+            else:
+                yield self._conn()
+        except sqlite3.Error as exc:
+            raise _translate(exc) from exc
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        with self._reading() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction: ``BEGIN IMMEDIATE`` outermost, ``SAVEPOINT`` nested."""
+        return self._transaction()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._closed:
+                raise ClosedError("the store is closed")
+            depth = self._depth
+            conn = self._writer
+            try:
+                conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            except sqlite3.Error as exc:
+                raise _translate(exc) from exc
+            self._depth += 1
+            self._owner = threading.get_ident()
+            try:
+                yield
+            except BaseException:
+                self._rollback(depth)
+                raise
+            else:
+                self._commit(depth)
+            finally:
+                self._depth = depth
+                if depth == 0:
+                    self._owner = None
+
+    def _rollback(self, depth: int) -> None:
+        conn = self._writer
+        try:
+            if depth == 0:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO sp{depth}")
+                conn.execute(f"RELEASE sp{depth}")
+        except sqlite3.Error:  # pragma: no cover - SQLite already rolled back on its own
+            pass
+        if depth == 0:
+            hooks, self._on_rollback = self._on_rollback, []
+            self._after_commit.clear()
+            for hook in hooks:
+                hook()
+
+    def _commit(self, depth: int) -> None:
+        try:
+            self._writer.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        except sqlite3.Error as exc:
+            self._rollback(depth)
+            raise _translate(exc) from exc
+        if depth == 0:
+            hooks, self._after_commit = self._after_commit, []
+            self._on_rollback.clear()
+            for hook in hooks:
+                hook()
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """The writer inside a transaction (opening one if the caller has none)."""
+        with self.transaction():
+            try:
+                yield self._writer
+            except sqlite3.Error as exc:
+                raise _translate(exc) from exc
+
+    def close(self) -> None:
+        """Close every connection and the sidecar. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+            try:
+                if not self._memory:
+                    self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:  # pragma: no cover - best effort; WAL replays on open
+                pass
+            self._writer.close()
+            self._vectors.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has run."""
+        return self._closed
+
+    @property
+    def path(self) -> str:
+        """The database path (``":memory:"`` for an in-memory store)."""
+        return self._path
+
+    # -- schema ---------------------------------------------------------------------
+    def _migrate(self) -> None:
+        conn = self._writer
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise NotAStoreError(f"{self._path}: not a memvara store ({exc})") from exc
+        if (tables and app_id != APPLICATION_ID) or (version and app_id != APPLICATION_ID):
+            raise NotAStoreError(f"{self._path}: a SQLite database, but not a memvara store")
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self._path}: written by a newer memvara (schema {version});"
+                f" this version reads schema {SCHEMA_VERSION} and older"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for step in MIGRATIONS[version:]:
+                for statement in step:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK") if conn.in_transaction else None
+            raise _translate(exc) from exc
+
+    def _meta(self, key: str) -> str | None:
+        row = self._writer.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @property
+    def dim(self) -> int | None:
+        """The vector width this store holds, or ``None`` before the first vector."""
+        return self._vectors.dim
+
+    # -- vectors ----------------------------------------------------------------------
+    def _allocate_slots(self, conn: sqlite3.Connection, n: int) -> list[int]:
+        free = [r[0] for r in conn.execute(
+            "SELECT slot FROM vector_free ORDER BY slot LIMIT ?", (n,)
+        )]
+        if free:
+            conn.execute(
+                f"DELETE FROM vector_free WHERE slot IN ({','.join('?' * len(free))})", free
+            )
+        missing = n - len(free)
+        if missing:
+            (hwm,) = conn.execute(
+                "UPDATE store_meta SET value = CAST(value AS INTEGER) + ?"
+                " WHERE key = 'vec_hwm' RETURNING CAST(value AS INTEGER)",
+                (missing,),
+            ).fetchone()
+            free.extend(range(hwm - missing, hwm))
+        return free
+
+    def _store_vectors(
+        self, conn: sqlite3.Connection, vectors: npt.NDArray[np.float32]
+    ) -> list[int]:
+        if self._vectors.dim is None:
+            conn.execute(
+                "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('vector_dim', ?)",
+                (str(int(vectors.shape[1])),),
+            )
+        slots = self._allocate_slots(conn, int(vectors.shape[0]))
+        self._vectors.write(slots, vectors)
+        return slots
+
+    def _free_slots(self, conn: sqlite3.Connection, slots: list[int]) -> None:
+        if not slots:
+            return
+        conn.executemany("INSERT OR IGNORE INTO vector_free (slot) VALUES (?)", [(s,) for s in slots])
+        self._after_commit.append(lambda: self._vectors.zero(slots))
+
+    def vectors(self, slots: Sequence[int]) -> npt.NDArray[np.float32]:
+        """The stored vectors for ``slots`` (used by retrieval and integrity checks)."""
+        return self._vectors.read(slots)
+
+    # -- writes -----------------------------------------------------------------------
+    def insert_claims(
+        self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None
+    ) -> list[Claim]:
+        """Insert new claims; see ``Store.insert_claims``."""
+        if not claims:
+            return []
+        with self._writing() as conn:
+            (last,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()
+            slots: list[int | None] = [None] * len(claims)
+            if vectors is not None:
+                slots = list(self._store_vectors(conn, vectors))
+            rows: list[tuple[object, ...]] = []
+            stored: list[Claim] = []
+            links: list[tuple[str, int]] = []
+            for offset, (claim, slot) in enumerate(zip(claims, slots), start=1):
+                rowid = last + offset
+                cid = _new_id(
+                    "c", rowid, claim.scope, claim.subject, claim.predicate, claim.object,
+                    claim.polarity, claim.valid_from, claim.recorded_at,
+                )
+                rows.append((*claim_params(claim, rowid, cid), slot))
+                links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
+                stored.append(replace(claim, id=cid))
+            conn.executemany(INSERT_SQL, rows)
+            if links:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
+                    links,
+                )
+            return stored
+
+    def slot_claims(
+        self, scope: Scope, slots: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Claim]]:
+        """Still-believed claims per slot at exactly ``scope``; see ``Store.slot_claims``."""
+        found: dict[tuple[str, str], list[Claim]] = {slot: [] for slot in slots}
+        if not found:
+            return found
+        where, params = _sql.scope_exact(scope)
+        keys = list(found)
+        with self._reading() as conn:
+            for start in range(0, len(keys), 400):
+                chunk = keys[start : start + 400]
+                pairs = " OR ".join("(subject_key = ? AND predicate = ?)" for _ in chunk)
+                flat = [part for pair in chunk for part in pair]
+                rows = conn.execute(
+                    f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims WHERE ({pairs})"
+                    f" AND {where} AND invalidated_at IS NULL ORDER BY valid_from, rowid",
+                    [*flat, *params],
+                ).fetchall()
+                for row in rows:
+                    found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
+        return found
+
+    def _update_one(self, sql: str, params: Sequence[object], claim_id: str) -> Claim:
+        with self._writing() as conn:
+            row = conn.execute(sql + f" WHERE id = ? RETURNING {CLAIM_COLUMNS}",
+                               [*params, claim_id]).fetchone()
+            if row is None:
+                raise StoreError(f"claim {claim_id!r} vanished during the write")
+            return decode_claim(row, None)
+
+    def end_claim(self, claim_id: str, valid_to: int, at: int) -> Claim:
+        """Set ``valid_to`` learned at ``at``; see ``Store.end_claim``."""
+        return self._update_one(
+            "UPDATE claims SET valid_to = ?, valid_to_known_at = ?", (valid_to, at), claim_id
+        )
+
+    def retire_claim(self, claim_id: str, at: int, by: str | None) -> Claim:
+        """Withdraw belief at ``at``; see ``Store.retire_claim``."""
+        return self._update_one(
+            "UPDATE claims SET invalidated_at = ?, invalidated_by = ?", (at, by), claim_id
+        )
+
+    def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:
+        """Count another observation and merge ``sources``; see ``Store.reinforce_claim``."""
+        with self._writing() as conn:
+            row = conn.execute("SELECT rowid, sources FROM claims WHERE id = ?",
+                               (claim_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"claim {claim_id!r} vanished during the write")
+            rowid, old = row
+            merged = list(dict.fromkeys([*(json.loads(old) if old else []), *sources]))
+            conn.executemany(
+                "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
+                [(s, rowid) for s in sources],
+            )
+            return self._update_one(
+                "UPDATE claims SET observations = observations + 1, sources = ?",
+                (json.dumps(merged, ensure_ascii=False) if merged else None,),
+                claim_id,
+            )
+
+    # -- reads ------------------------------------------------------------------------
+    def get_claim(self, claim_id: str, scope: Scope) -> Claim | None:
+        """The claim if visible from ``scope``; see ``Store.get_claim``."""
+        where, params = _sql.scope_visible(scope)
+        rows = self._query(
+            f"SELECT {CLAIM_COLUMNS} FROM claims WHERE id = ? AND {where}", [claim_id, *params]
+        )
+        return decode_claim(rows[0], None) if rows else None
+
+    def _filtered(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str]
+    ) -> tuple[str, list[object]]:
+        where, params = _sql.scope_visible(scope)
+        state_sql, state_params = _sql.states_filter(states, tq)
+        return f"{where} AND {state_sql}", [*params, *state_params]
+
+    def find_claims(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None
+    ) -> list[Claim]:
+        """Claims in ``states`` at ``tq``; see ``Store.find_claims``."""
+        where, params = self._filtered(scope, tq, states)
+        sql = f"SELECT {CLAIM_COLUMNS} FROM claims WHERE {where} ORDER BY recorded_at DESC, rowid DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [decode_claim(row, tq.known_at) for row in self._query(sql, params)]
+
+    def count_claims(self, scope: Scope, tq: TimeQuery, states: Collection[str]) -> int:
+        """How many claims ``find_claims`` would return; see ``Store.count_claims``."""
+        where, params = self._filtered(scope, tq, states)
+        return int(self._query(f"SELECT count(*) FROM claims WHERE {where}", params)[0][0])
+
+    def slot_history(
+        self, scope: Scope, subject_keys: Collection[str], predicate: str, tq: TimeQuery
+    ) -> list[Claim]:
+        """A slot's timeline at ``tq``; see ``Store.slot_history``."""
+        keys = list(dict.fromkeys(subject_keys))
+        where, params = _sql.scope_visible(scope)
+        sql = (
+            f"SELECT {CLAIM_COLUMNS} FROM claims WHERE subject_key IN"
+            f" ({','.join('?' * len(keys))}) AND predicate = ? AND {where} AND recorded_at <= ?"
+        )
+        args: list[object] = [*keys, predicate, *params, tq.known_at]
+        if tq.valid_at is not None:
+            sql += (" AND valid_from <= ? AND (valid_to IS NULL OR valid_to_known_at > ?"
+                    " OR valid_to > ?)")
+            args += [tq.valid_at, tq.known_at, tq.valid_at]
+        sql += " ORDER BY recorded_at, rowid"
+        return [decode_claim(row, tq.known_at) for row in self._query(sql, args)]
+
+    def stats(self, scope: Scope, now: int) -> dict[str, int]:
+        """Population counts at ``now``; see ``Store.stats``."""
+        tq = TimeQuery(known_at=now, valid_at=now)
+        where, params = _sql.scope_visible(scope)
+        live, live_p = _sql.states_filter(["live"], tq)
+        ended, ended_p = _sql.states_filter(["ended"], tq)
+        retired, retired_p = _sql.states_filter(["retired"], tq)
+        claims = self._query(
+            f"SELECT count(*), coalesce(sum({live}), 0), coalesce(sum({ended}), 0),"
+            f" coalesce(sum({retired}), 0), count(vec_slot) FROM claims WHERE {where}",
+            [*live_p, *ended_p, *retired_p, *params],
+        )[0]
+        episodes = self._query(
+            f"SELECT count(*), count(vec_slot) FROM episodes WHERE {where}", params
+        )[0]
+        return {
+            "episodes": int(episodes[0]),
+            "claims": int(claims[0]),
+            "live_claims": int(claims[1]),
+            "ended_claims": int(claims[2]),
+            "invalidated": int(claims[3]),
+            "embeddings": int(claims[4]) + int(episodes[1]),
+        }
+
+    # -- erasure ----------------------------------------------------------------------
+    def _scrub(self, conn: sqlite3.Connection, fts_tables: Collection[str]) -> None:
+        """Merge FTS segments so deleted tokens leave the index, then truncate the WAL."""
+        for table in fts_tables:
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        if not self._memory:
+            self._after_commit.append(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        try:
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:  # pragma: no cover - the erase itself has committed
+            raise _translate(exc) from exc
+
+    def _delete_episodes(self, conn: sqlite3.Connection, where: str, params: Sequence[object]) -> tuple[int, list[int]]:
+        rows = conn.execute(
+            f"DELETE FROM episodes WHERE {where} RETURNING vec_slot", params
+        ).fetchall()
+        return len(rows), [r[0] for r in rows if r[0] is not None]
+
+    def erase_claim(self, claim_id: str, scope: Scope, *, sources: bool) -> dict[str, int]:
+        """Remove one claim everywhere; see ``Store.erase_claim``."""
+        counts = dict.fromkeys(_ERASE_COUNTS, 0)
+        where, params = _sql.scope_visible(scope)
+        with self._writing() as conn:
+            row = conn.execute(
+                f"SELECT rowid, sources, vec_slot FROM claims WHERE id = ? AND {where}",
+                [claim_id, *params],
+            ).fetchone()
+            if row is None:
+                return counts
+            rowid, cited, slot = row
+            cited_ids = json.loads(cited) if cited else []
+            counts["sources"] = len(cited_ids)
+            conn.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
+            counts["claims"] = 1
+            freed = [] if slot is None else [slot]
+            fts = ["claims_fts"]
+            if sources and cited_ids:
+                orphans = [
+                    source for source in cited_ids
+                    if conn.execute("SELECT 1 FROM claim_sources WHERE source = ? LIMIT 1",
+                                    (source,)).fetchone() is None
+                ]
+                if orphans:
+                    ep_where = f"id IN ({','.join('?' * len(orphans))}) AND {where}"
+                    counts["episodes"], ep_slots = self._delete_episodes(
+                        conn, ep_where, [*orphans, *params]
+                    )
+                    freed += ep_slots
+                    fts.append("episodes_fts")
+            counts["embeddings"] = len(freed)
+            self._free_slots(conn, freed)
+            self._scrub(conn, fts)
+        return counts
+
+    def purge(self, scope: Scope) -> dict[str, int]:
+        """Remove ``scope`` and everything beneath it; see ``Store.purge``."""
+        where, params = _sql.scope_subtree(scope)
+        with self._writing() as conn:
+            (links,) = conn.execute(
+                f"SELECT count(*) FROM claim_sources WHERE claim_rowid IN"
+                f" (SELECT rowid FROM claims WHERE {where})", params
+            ).fetchone()
+            claim_slots = conn.execute(
+                f"DELETE FROM claims WHERE {where} RETURNING vec_slot", params
+            ).fetchall()
+            n_episodes, episode_slots = self._delete_episodes(conn, where, params)
+            freed = [r[0] for r in claim_slots if r[0] is not None] + episode_slots
+            self._free_slots(conn, freed)
+            self._scrub(conn, ["claims_fts", "episodes_fts"])
+        return {
+            "claims": len(claim_slots),
+            "episodes": n_episodes,
+            "embeddings": len(freed),
+            "sources": int(links),
+        }
+
+    # -- learned schema ---------------------------------------------------------------
+    def load_predicates(self) -> list[PredicateSpec]:
+        """Every persisted predicate spec."""
+        rows = self._query("SELECT name, cardinality, volatility, aliases FROM predicates ORDER BY name")
+        return [
+            PredicateSpec(name, Cardinality(card), Volatility(vol), tuple(json.loads(aliases)))
+            for name, card, vol, aliases in rows
+        ]
+
+    def save_predicates(self, specs: Sequence[PredicateSpec]) -> None:
+        """Persist predicate specs (insert or replace)."""
+        if not specs:
+            return
+        with self._writing() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO predicates (name, cardinality, volatility, aliases)"
+                " VALUES (?, ?, ?, ?)",
+                [(s.name, s.cardinality.value, s.volatility.value, json.dumps(list(s.aliases)))
+                 for s in specs],
+            )
+
+    def clear_predicates(self) -> int:
+        """Forget every persisted predicate spec."""
+        with self._writing() as conn:
+            return len(conn.execute("DELETE FROM predicates RETURNING name").fetchall())
+
+    # -- integrity --------------------------------------------------------------------
+    def integrity_problems(self) -> list[str]:
+        """Every problem ``PRAGMA integrity_check`` and the FTS checks find (empty: sound)."""
+        problems = [r[0] for r in self._query("PRAGMA integrity_check") if r[0] != "ok"]
+        with self._writing() as conn:
+            for table in ("claims_fts", "episodes_fts"):
+                try:
+                    conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+                except sqlite3.DatabaseError as exc:
+                    problems.append(f"{table}: {exc}")
+        return problems
+
