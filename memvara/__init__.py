@@ -39,8 +39,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BUILTIN_PREDICATES",
-    "MEMORY_TYPES",
-    "STATES",
     "Cardinality",
     "Claim",
     "ClaimNotFoundError",
@@ -51,6 +49,7 @@ __all__ = [
     "HashingEmbedder",
     "InvalidArgumentError",
     "InvalidTimeError",
+    "MEMORY_TYPES",
     "Memvara",
     "MemvaraError",
     "NotAStoreError",
@@ -58,6 +57,7 @@ __all__ = [
     "PredicateSpec",
     "ReadOnlyStoreError",
     "SQLiteStore",
+    "STATES",
     "SchemaVersionError",
     "Scope",
     "ScopedMemvara",

@@ -6,4 +6,4 @@ from .._model import STATES, TimeQuery
 from .base import Store
 from .sqlite import SQLiteStore
 
-__all__ = ["STATES", "SQLiteStore", "Store", "TimeQuery"]
+__all__ = ["SQLiteStore", "STATES", "Store", "TimeQuery"]

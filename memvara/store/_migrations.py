@@ -29,8 +29,17 @@ _V1 = (
         text TEXT NOT NULL, extractor TEXT NOT NULL,
         meta TEXT, sources TEXT,
         observations INTEGER NOT NULL DEFAULT 1,
+        revised INTEGER NOT NULL DEFAULT 0,
         vec_slot INTEGER
     )
+    """,
+    # Earlier ends of a claim whose valid_to was revised (closed again later), so a reader
+    # at a belief instant between two closures still sees the end believed then.
+    """
+    CREATE TABLE claim_closures (
+        claim_rowid INTEGER NOT NULL, known_at INTEGER NOT NULL, valid_to INTEGER NOT NULL,
+        PRIMARY KEY (claim_rowid, known_at)
+    ) WITHOUT ROWID
     """,
     "CREATE INDEX claims_slot ON claims (subject_key, predicate, s_user, s_tenant)",
     "CREATE INDEX claims_scope ON claims (s_user, s_tenant, s_agent, s_session)",
@@ -78,6 +87,7 @@ _V1 = (
         INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
         DELETE FROM claim_sources WHERE claim_rowid = old.rowid AND old.sources IS NOT NULL
             AND source IN (SELECT value FROM json_each(old.sources));
+        DELETE FROM claim_closures WHERE claim_rowid = old.rowid AND old.revised;
     END
     """,
     """

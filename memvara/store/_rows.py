@@ -83,16 +83,18 @@ INSERT_SQL = (
 def decode_claim(row: Row, known_at: int | None) -> Claim:
     """A ``Claim`` from a ``CLAIM_COLUMNS`` row, as believed at ``known_at``.
 
-    ``known_at=None`` returns the record as it stands now, with every closure.
+    ``known_at=None`` returns the record as it stands now, with every closure. With a
+    ``known_at`` the row must carry two more columns, ``_sql.effective_end`` and
+    ``_sql.effective_end_known`` at that instant, and a retirement later than
+    ``known_at`` is undone.
     """
     (_, cid, tenant, user, agent, session, subject, predicate, obj, polarity, valid_from,
      valid_to, valid_known, recorded, invalidated, invalidated_by, confidence, memory_type,
-     text, extractor, meta, sources, observations, _) = row
+     text, extractor, meta, sources, observations) = row[:23]
     if known_at is not None:
+        valid_to, valid_known = row[-2], row[-1]
         if invalidated is not None and invalidated > known_at:
             invalidated, invalidated_by = None, None
-        if valid_known is not None and valid_known > known_at:
-            valid_to, valid_known = None, None
     return Claim(
         subject=subject,
         predicate=predicate,

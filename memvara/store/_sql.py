@@ -16,10 +16,14 @@ from .._model import STATES, Scope, TimeQuery
 
 __all__ = [
     "SCOPE_COLUMNS",
+    "effective_end",
+    "effective_end_known",
+    "in_force",
     "scope_exact",
     "scope_subtree",
     "scope_visible",
     "states_filter",
+    "timeline",
     "visible",
 ]
 
@@ -72,31 +76,73 @@ def _believed(tq: TimeQuery, alias: str) -> Fragment:
     )
 
 
+def effective_end(known_at: int, alias: str = "") -> Fragment:
+    """The end of valid time as believed at ``known_at`` (NULL: open).
+
+    The stored ``valid_to`` counts once it was learned (``valid_to_known_at <= K``).
+    Before that, a claim whose end was revised falls back to the latest earlier end
+    already learned at ``K`` (kept in ``claim_closures``); otherwise it is open.
+    """
+    table = alias.rstrip(".") or "claims"
+    return (
+        f"(CASE WHEN {alias}valid_to_known_at <= ? THEN {alias}valid_to"
+        f" WHEN {alias}revised THEN (SELECT cc.valid_to FROM claim_closures cc"
+        f" WHERE cc.claim_rowid = {table}.rowid AND cc.known_at <= ?"
+        f" ORDER BY cc.known_at DESC LIMIT 1) END)",
+        [known_at, known_at],
+    )
+
+
+def effective_end_known(known_at: int, alias: str = "") -> Fragment:
+    """When the end ``effective_end`` picks was learned (NULL when it is open)."""
+    table = alias.rstrip(".") or "claims"
+    return (
+        f"(CASE WHEN {alias}valid_to_known_at <= ? THEN {alias}valid_to_known_at"
+        f" WHEN {alias}revised THEN (SELECT max(cc.known_at) FROM claim_closures cc"
+        f" WHERE cc.claim_rowid = {table}.rowid AND cc.known_at <= ?) END)",
+        [known_at, known_at],
+    )
+
+
+def in_force(tq: TimeQuery, alias: str = "") -> Fragment:
+    """In force at ``valid_at`` as believed at ``known_at``: ``valid_from <= V < end``.
+
+    Always true when ``valid_at`` is unset.
+    """
+    if tq.valid_at is None:
+        return "1", []
+    end, end_params = effective_end(tq.known_at, alias)
+    return (
+        f"{alias}valid_from <= ? AND ({alias}valid_to IS NULL OR coalesce({end} > ?, 1))",
+        [tq.valid_at, *end_params, tq.valid_at],
+    )
+
+
 def visible(tq: TimeQuery, alias: str = "") -> Fragment:
     """The visibility rule: believed at ``known_at`` and in force at ``valid_at``.
 
-    ``recorded_at <= K < invalidated_at`` and ``valid_from <= V < valid_to``, where an
-    end learned after ``K`` (``valid_to_known_at > K``) is still open to this reader.
+    ``recorded_at <= K < invalidated_at`` and ``valid_from <= V < valid_to``, where the
+    end is the one believed at ``K`` (an end learned later is still open to this reader).
     With ``valid_at`` unset only the belief half applies.
     """
-    sql, params = _believed(tq, alias)
-    if tq.valid_at is None:
-        return sql, params
-    sql += (
-        f" AND {alias}valid_from <= ? AND ({alias}valid_to IS NULL"
-        f" OR {alias}valid_to_known_at > ? OR {alias}valid_to > ?)"
-    )
-    return sql, [*params, tq.valid_at, tq.known_at, tq.valid_at]
+    believed, params = _believed(tq, alias)
+    force, force_params = in_force(tq, alias)
+    return f"{believed} AND {force}", [*params, *force_params]
+
+
+def timeline(tq: TimeQuery, alias: str = "") -> Fragment:
+    """A slot's history at ``tq``: recorded by ``known_at`` (retired rows included), and
+    in force at ``valid_at`` when one is given."""
+    force, params = in_force(tq, alias)
+    return f"{alias}recorded_at <= ? AND {force}", [tq.known_at, *params]
 
 
 def _ended(tq: TimeQuery, alias: str) -> Fragment:
-    sql, params = _believed(tq, alias)
-    sql += f" AND {alias}valid_to IS NOT NULL AND {alias}valid_to_known_at <= ?"
-    params.append(tq.known_at)
-    if tq.valid_at is not None:
-        sql += f" AND {alias}valid_to <= ?"
-        params.append(tq.valid_at)
-    return sql, params
+    believed, params = _believed(tq, alias)
+    end, end_params = effective_end(tq.known_at, alias)
+    if tq.valid_at is None:
+        return f"{believed} AND {end} IS NOT NULL", [*params, *end_params]
+    return f"{believed} AND {end} <= ?", [*params, *end_params, tq.valid_at]
 
 
 def _retired(tq: TimeQuery, alias: str) -> Fragment:

@@ -410,10 +410,22 @@ class SQLiteStore:
             return decode_claim(row, None)
 
     def end_claim(self, claim_id: str, valid_to: int, at: int) -> Claim:
-        """Set ``valid_to`` learned at ``at``; see ``Store.end_claim``."""
-        return self._update_one(
-            "UPDATE claims SET valid_to = ?, valid_to_known_at = ?", (valid_to, at), claim_id
-        )
+        """Set ``valid_to`` learned at ``at``; see ``Store.end_claim``.
+
+        An end learned earlier is kept in ``claim_closures`` first, so a reader between
+        the two closures still sees the end believed then.
+        """
+        with self._writing() as conn:
+            kept = conn.execute(
+                "INSERT OR REPLACE INTO claim_closures (claim_rowid, known_at, valid_to)"
+                " SELECT rowid, valid_to_known_at, valid_to FROM claims"
+                " WHERE id = ? AND valid_to IS NOT NULL AND valid_to_known_at < ?",
+                (claim_id, at),
+            ).rowcount
+            return self._update_one(
+                "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised OR ?",
+                (valid_to, at, kept > 0), claim_id,
+            )
 
     def retire_claim(self, claim_id: str, at: int, by: str | None) -> Claim:
         """Withdraw belief at ``at``; see ``Store.retire_claim``."""
@@ -456,12 +468,20 @@ class SQLiteStore:
         state_sql, state_params = _sql.states_filter(states, tq)
         return f"{where} AND {state_sql}", [*params, *state_params]
 
+    def _select_at(self, tq: TimeQuery) -> tuple[str, list[object]]:
+        """The columns ``decode_claim`` needs to materialize a row as believed at ``tq``."""
+        end, end_params = _sql.effective_end(tq.known_at)
+        known, known_params = _sql.effective_end_known(tq.known_at)
+        return f"{CLAIM_COLUMNS}, {end}, {known}", [*end_params, *known_params]
+
     def find_claims(
         self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None
     ) -> list[Claim]:
         """Claims in ``states`` at ``tq``; see ``Store.find_claims``."""
-        where, params = self._filtered(scope, tq, states)
-        sql = f"SELECT {CLAIM_COLUMNS} FROM claims WHERE {where} ORDER BY recorded_at DESC, rowid DESC"
+        columns, params = self._select_at(tq)
+        where, where_params = self._filtered(scope, tq, states)
+        sql = f"SELECT {columns} FROM claims WHERE {where} ORDER BY recorded_at DESC, rowid DESC"
+        params += where_params
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
@@ -477,17 +497,14 @@ class SQLiteStore:
     ) -> list[Claim]:
         """A slot's timeline at ``tq``; see ``Store.slot_history``."""
         keys = list(dict.fromkeys(subject_keys))
+        columns, args = self._select_at(tq)
         where, params = _sql.scope_visible(scope)
+        span, span_params = _sql.timeline(tq)
         sql = (
-            f"SELECT {CLAIM_COLUMNS} FROM claims WHERE subject_key IN"
-            f" ({','.join('?' * len(keys))}) AND predicate = ? AND {where} AND recorded_at <= ?"
+            f"SELECT {columns} FROM claims WHERE subject_key IN ({','.join('?' * len(keys))})"
+            f" AND predicate = ? AND {where} AND {span} ORDER BY recorded_at, rowid"
         )
-        args: list[object] = [*keys, predicate, *params, tq.known_at]
-        if tq.valid_at is not None:
-            sql += (" AND valid_from <= ? AND (valid_to IS NULL OR valid_to_known_at > ?"
-                    " OR valid_to > ?)")
-            args += [tq.valid_at, tq.known_at, tq.valid_at]
-        sql += " ORDER BY recorded_at, rowid"
+        args += [*keys, predicate, *params, *span_params]
         return [decode_claim(row, tq.known_at) for row in self._query(sql, args)]
 
     def stats(self, scope: Scope, now: int) -> dict[str, int]:

@@ -1,0 +1,63 @@
+"""Shared fixtures: an injected clock, in-memory and file-backed memories, closed after use."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memvara import Memvara
+
+
+def day(text: str) -> datetime:
+    """A UTC midnight from ``YYYY-MM-DD``."""
+    return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+
+
+JAN = day("2026-01-06")
+MAR = day("2026-03-01")
+JUN = day("2026-06-24")
+JUL = day("2026-07-15")
+AUG = day("2026-08-10")
+SEP = day("2026-09-01")
+NOW = day("2026-10-01")
+
+
+class Clock:
+    """A clock tests move by hand: no sleeping, no patching."""
+
+    def __init__(self, start: datetime = NOW) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def mem(clock: Clock) -> Iterator[Memvara]:
+    memory = Memvara(clock=clock)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> str:
+    return str(tmp_path / "memory.db")
+
+
+@pytest.fixture
+def file_mem(db_path: str, clock: Clock) -> Iterator[Memvara]:
+    memory = Memvara(db_path, clock=clock)
+    yield memory
+    memory.close()

@@ -1,0 +1,280 @@
+"""Structured writes: contradictions settle on cardinality, aliases and folded names."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memvara import (
+    BUILTIN_PREDICATES,
+    Cardinality,
+    Claim,
+    ClaimNotFoundError,
+    InvalidArgumentError,
+    Memvara,
+    PredicateRegistry,
+    PredicateSpec,
+    Volatility,
+)
+from memvara.store import STATES
+
+from .conftest import AUG, JAN, JUN, MAR, NOW, Clock
+
+
+def objects(claims: list[Claim] | tuple[Claim, ...]) -> list[str]:
+    return [c.object for c in claims]
+
+
+def test_one_valued_predicate_keeps_one_live_value(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
+    mem.remember("user", "lives_in", "Lisbon", valid_from=JUN, recorded_at=JUN)
+    assert objects(mem.get_all()) == ["Lisbon"]
+
+
+def test_many_valued_predicate_accumulates(mem: Memvara) -> None:
+    mem.remember("user", "likes", "sushi")
+    receipt = mem.remember("user", "likes", "jazz")
+    assert receipt.closed == ()
+    assert sorted(objects(mem.get_all())) == ["jazz", "sushi"]
+
+
+def test_unknown_predicates_default_to_many(mem: Memvara) -> None:
+    mem.remember("account", "billing_address", "Coldharbour Road", valid_from=JAN, recorded_at=JAN)
+    mem.remember("account", "billing_address", "Bramble Cottage", valid_from=AUG, recorded_at=AUG)
+    assert objects(mem.get_all()) == ["Bramble Cottage", "Coldharbour Road"]
+
+
+def test_declared_cardinality_makes_an_unknown_predicate_supersede(clock: Clock) -> None:
+    registry = PredicateRegistry(BUILTIN_PREDICATES + (
+        PredicateSpec("billing_address", Cardinality.ONE, Volatility.SLOW),
+    ))
+    with Memvara(registry=registry, clock=clock) as mem:
+        mem.remember("account", "billing_address", "Coldharbour Road", valid_from=JAN, recorded_at=JAN)
+        mem.remember("account", "billing_address", "Bramble Cottage", valid_from=AUG, recorded_at=AUG)
+        assert objects(mem.get_all()) == ["Bramble Cottage"]
+
+
+@pytest.mark.parametrize("alias", ["resides_in", "based_in", "moved_to", "Lives In", "lives-in"])
+def test_aliases_are_one_slot(mem: Memvara, alias: str) -> None:
+    mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
+    receipt = mem.remember("user", alias, "Lisbon", valid_from=JUN, recorded_at=JUN)
+    assert objects(receipt.ended) == ["Berlin"]
+    assert receipt.added[0].predicate == "lives_in"
+    assert objects(mem.history("user", alias)) == ["Berlin", "Lisbon"]
+
+
+def test_folded_names_key_one_slot_and_reinforce(mem: Memvara) -> None:
+    first = mem.remember("Alice", "works_at", "Acme Corp.", sources=["ep1"])
+    again = mem.remember("ALICE", "works_at", "ACME, Inc.", sources=["ep2"])
+    assert again.added == () and again.closed == ()
+    (reinforced,) = again.reinforced
+    assert reinforced.id == first.added[0].id
+    assert reinforced.observations == 2
+    assert reinforced.sources == ("ep1", "ep2")
+    assert mem.count() == 1
+    assert objects(mem.history("alice", "works_at")) == ["Acme Corp."]
+
+
+def test_moving_back_is_a_new_interval_not_a_reinforcement(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
+    mem.remember("user", "lives_in", "Lisbon", valid_from=MAR, recorded_at=MAR)
+    receipt = mem.remember("user", "lives_in", "Berlin", valid_from=JUN, recorded_at=JUN)
+    assert len(receipt.added) == 1 and objects(receipt.ended) == ["Lisbon"]
+    assert [(c.object, c.state) for c in mem.history("user", "lives_in")] == [
+        ("Berlin", "ended"), ("Lisbon", "ended"), ("Berlin", "live")
+    ]
+
+
+def test_a_late_fact_about_the_past_is_bounded_by_the_later_value(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
+    mem.remember("user", "lives_in", "Lisbon", valid_from=JUN, recorded_at=JUN)
+    # In August we learn she spent March to June in Paris.
+    receipt = mem.remember("user", "lives_in", "Paris", valid_from=MAR, recorded_at=AUG)
+    (paris,) = receipt.added
+    assert paris.valid_to == JUN
+    assert [(c.object, c.valid_to) for c in receipt.ended] == [("Berlin", MAR)]
+    assert objects(mem.get_all()) == ["Lisbon"]
+    assert objects(mem.get_all(valid_at=MAR + timedelta(days=1))) == ["Paris"]
+    assert objects(mem.get_all(as_of=JUN + timedelta(days=1))) == ["Lisbon"]
+
+
+def test_same_start_conflict_retires_the_older_record(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Berlin")
+    receipt = mem.remember("user", "lives_in", "Lisbon")  # same clock instant
+    assert objects(receipt.retired) == ["Berlin"] and receipt.ended == ()
+    assert objects(mem.get_all()) == ["Lisbon"]
+
+
+def test_negative_polarity_ends_the_positive_claim_only(mem: Memvara) -> None:
+    mem.remember("user", "likes", "sushi", valid_from=JAN, recorded_at=JAN)
+    mem.remember("user", "likes", "jazz", valid_from=JAN, recorded_at=JAN)
+    receipt = mem.remember("user", "likes", "sushi", polarity=-1, valid_from=JUN, recorded_at=JUN)
+    assert objects(receipt.ended) == ["sushi"]
+    live = mem.get_all()
+    assert sorted((c.object, c.polarity) for c in live) == [("jazz", 1), ("sushi", -1)]
+    assert "not" in receipt.added[0].text
+
+
+def test_negative_claim_on_one_valued_slot_does_not_close_other_values(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Lisbon", valid_from=JAN, recorded_at=JAN)
+    receipt = mem.remember("user", "lives_in", "Berlin", polarity=-1, valid_from=JUN, recorded_at=JUN)
+    assert receipt.closed == ()
+    assert mem.count() == 2
+
+
+def test_receipt_counts_and_repr(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
+    receipt = mem.remember("user", "lives_in", "Lisbon", valid_from=JUN, recorded_at=JUN)
+    assert receipt.closed == receipt.invalidated == receipt.ended + receipt.retired
+    assert repr(receipt).startswith("<WriteReceipt +1 ~0 -1 skip=0 llm=0 ")
+    assert receipt.elapsed_ms >= 0.0
+
+
+def test_remember_keeps_text_meta_sources_and_extractor(mem: Memvara) -> None:
+    (claim,) = mem.remember(
+        "user", "likes", "tea", sources=["ep-1"], confidence=0.4, memory_type="episodic",
+        extractor="rule:v1", text="The user likes green tea", mood="calm", weight=3,
+    ).added
+    stored = mem.get(claim.id)
+    assert stored == claim
+    assert stored is not None
+    assert stored.text == "The user likes green tea"
+    assert stored.meta == {"mood": "calm", "weight": 3}
+    assert stored.sources == ("ep-1",) and stored.extractor == "rule:v1"
+    assert stored.confidence == pytest.approx(0.4) and stored.memory_type == "episodic"
+
+
+def test_default_text_is_rendered_from_the_triple(mem: Memvara) -> None:
+    (claim,) = mem.remember("user", "lives_in", "Lisbon").added
+    assert claim.text == "user lives in Lisbon"
+    assert claim.extractor == "remember"
+
+
+def test_remember_many_settles_in_order_within_one_batch(mem: Memvara) -> None:
+    receipt = mem.remember_many([
+        Claim("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN),
+        Claim("user", "likes", "jazz"),
+        Claim("user", "lives_in", "Lisbon", valid_from=JUN, recorded_at=JUN),
+        Claim("user", "likes", "jazz"),
+    ])
+    assert objects(receipt.added) == ["Berlin", "jazz", "Lisbon"]
+    assert objects(receipt.ended) == ["Berlin"] and objects(receipt.reinforced) == ["jazz"]
+    assert sorted(objects(mem.get_all())) == ["Lisbon", "jazz"]
+
+
+def test_remember_many_writes_named_scopes_and_defaults_to_the_callers(mem: Memvara) -> None:
+    from memvara import Scope
+    mem.remember_many([Claim("a", "likes", "x"), Claim("b", "likes", "y", scope=Scope(user="bob"))],
+                      user="alice")
+    assert objects(mem.get_all(user="alice")) == ["x"]
+    assert objects(mem.get_all(user="bob")) == ["y"]
+
+
+def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"claims\[1\]"):
+        mem.remember_many([Claim("a", "likes", "x"), "not a claim"])  # type: ignore[list-item]
+    with pytest.raises(InvalidArgumentError, match=r"claims\[1\]\.object"):
+        mem.remember_many([Claim("a", "likes", "x"), Claim("a", "likes", "")])
+    with pytest.raises(InvalidArgumentError, match="claims"):
+        mem.remember_many("abc")  # type: ignore[arg-type]
+    assert mem.count(states=STATES) == 0
+
+
+def test_spec_supersede_and_delete_example(mem: Memvara) -> None:
+    berlin = mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN).added[0]
+    oslo = mem.remember("user", "lives_in", "Oslo").added[0]
+    assert mem.delete(oslo.id)
+    receipt = mem.supersede(berlin.id, Claim(subject="user", predicate="lives_in", object="Lisbon",
+                                             valid_from=JUN, scope=mem.default_scope), at=JUN)
+    assert [(c.object, c.state) for c in mem.history("user", "lives_in")] == [
+        ("Berlin", "ended"), ("Oslo", "retired"), ("Lisbon", "live")
+    ]
+    assert [(c.object, c.valid_to) for c in receipt.ended] == [("Berlin", JUN)]
+    assert objects(receipt.added) == ["Lisbon"]
+
+
+def test_supersede_defaults_to_the_new_claims_start(mem: Memvara) -> None:
+    old = mem.remember("user", "job_title", "engineer", valid_from=JAN, recorded_at=JAN).added[0]
+    receipt = mem.supersede(old.id, Claim("user", "job_title", "manager", valid_from=JUN),
+                            sources=["ep9"])
+    assert receipt.ended[0].valid_to == JUN
+    assert receipt.added[0].sources == ("ep9",)
+    assert receipt.added[0].recorded_at == NOW
+
+
+def test_supersede_at_or_before_the_old_start_retires_it(mem: Memvara) -> None:
+    old = mem.remember("user", "likes", "tea", valid_from=JUN, recorded_at=JUN).added[0]
+    receipt = mem.supersede(old.id, Claim("user", "likes", "coffee"), at=JAN)
+    assert objects(receipt.retired) == ["tea"]
+    assert receipt.retired[0].invalidated_by == receipt.added[0].id
+
+
+def test_supersede_errors(mem: Memvara) -> None:
+    old = mem.remember("user", "likes", "tea").added[0]
+    with pytest.raises(ClaimNotFoundError):
+        mem.supersede("nope", Claim("user", "likes", "coffee"))
+    with pytest.raises(InvalidArgumentError, match="new_claim"):
+        mem.supersede(old.id, "coffee")  # type: ignore[arg-type]
+    from memvara import Scope
+    with pytest.raises(InvalidArgumentError, match="scope"):
+        mem.supersede(old.id, Claim("user", "likes", "coffee", scope=Scope(user="eve")))
+    mem.delete(old.id)
+    with pytest.raises(InvalidArgumentError, match="already retired"):
+        mem.supersede(old.id, Claim("user", "likes", "coffee"))
+    assert mem.count(states=STATES) == 1
+
+
+def test_forget_retires_the_whole_slot_and_keeps_history(mem: Memvara, clock: Clock) -> None:
+    mem.remember("user", "likes", "tea", valid_from=JAN, recorded_at=JAN)
+    mem.remember("user", "likes", "jazz", valid_from=JAN, recorded_at=JAN)
+    forgotten = mem.forget("user", "likes")
+    assert sorted(objects(forgotten)) == ["jazz", "tea"]
+    assert all(c.state == "retired" and c.invalidated_at == NOW for c in forgotten)
+    assert mem.count() == 0
+    assert len(mem.history("user", "likes")) == 2
+    assert mem.count(known_at=MAR) == 2
+    assert mem.forget("user", "likes") == []
+
+
+def test_delete_retires_one_claim(mem: Memvara) -> None:
+    claim = mem.remember("user", "likes", "tea", valid_from=JAN, recorded_at=JAN).added[0]
+    assert mem.delete(claim.id, at=JUN)
+    stored = mem.get(claim.id)
+    assert stored is not None and stored.invalidated_at == JUN and stored.state == "retired"
+    assert not mem.delete(claim.id)
+    assert not mem.delete("no-such-claim")
+    assert objects(mem.get_all(as_of=MAR)) == ["tea"]
+
+
+def test_a_retirement_is_never_dated_before_the_claim_was_recorded(mem: Memvara) -> None:
+    claim = mem.remember("user", "likes", "tea", recorded_at=JUN, valid_from=JUN).added[0]
+    assert mem.delete(claim.id, at=JAN)
+    stored = mem.get(claim.id)
+    assert stored is not None and stored.invalidated_at == JUN
+
+
+def test_learned_schema_is_durable_across_processes(db_path: str, clock: Clock) -> None:
+    registry = PredicateRegistry(BUILTIN_PREDICATES + (
+        PredicateSpec("plan", Cardinality.ONE, Volatility.SLOW, ("subscription",)),
+    ))
+    with Memvara(db_path, registry=registry, clock=clock):
+        pass
+    with Memvara(db_path, clock=clock) as fresh:
+        assert fresh.registry.spec("subscription").cardinality is Cardinality.ONE
+        fresh.remember("acct", "plan", "basic", valid_from=JAN, recorded_at=JAN)
+        fresh.remember("acct", "subscription", "pro", valid_from=JUN, recorded_at=JUN)
+        assert objects(fresh.get_all()) == ["pro"]
+        assert fresh.reset()["predicates"] == 1
+    with Memvara(db_path, clock=clock) as after_reset:
+        assert not after_reset.registry.is_known("plan")
+
+
+def test_a_declared_spec_wins_over_a_persisted_one(db_path: str, clock: Clock) -> None:
+    one = PredicateRegistry([PredicateSpec("plan", Cardinality.ONE)])
+    with Memvara(db_path, registry=one, clock=clock):
+        pass
+    many = PredicateRegistry([PredicateSpec("tier", Cardinality.MANY, aliases=("plan_alias",)),
+                              PredicateSpec("plan", Cardinality.MANY)])
+    with Memvara(db_path, registry=many, clock=clock) as mem:
+        assert mem.registry.spec("plan").cardinality is Cardinality.MANY
