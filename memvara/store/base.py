@@ -43,7 +43,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from .._model import STATES, Claim, Scope, TimeQuery
+from .._model import STATES, Claim, Episode, Scope, TimeQuery
 from ..schema import PredicateSpec
 
 __all__ = ["STATES", "Store", "TimeQuery"]
@@ -75,6 +75,17 @@ class Store(Protocol):
         Returns the claims as stored, with ``id`` assigned. Every time field the caller
         leaves ``None`` except the ends must already be filled in by the caller.
         """
+        ...
+
+    def insert_episodes(
+        self, episodes: Sequence[Episode], vectors: npt.NDArray[np.float32] | None
+    ) -> list[Episode]:
+        """Insert raw turns (``recorded_at`` set; ``ts`` defaults to it); returns them
+        as stored, with ``id`` assigned where the caller left it empty."""
+        ...
+
+    def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
+        """The episode if visible from ``scope``; else ``None``."""
         ...
 
     def slot_claims(

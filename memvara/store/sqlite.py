@@ -32,11 +32,12 @@ from .._errors import (
     StoreError,
     StoreLockedError,
 )
-from .._model import Claim, Scope, TimeQuery
+from .._model import Claim, Episode, Scope, TimeQuery
+from .._time import from_micros, to_micros
 from ..schema import Cardinality, PredicateSpec, Volatility
 from . import _sql
 from ._migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from ._rows import CLAIM_COLUMNS, INSERT_SQL, claim_params, decode_claim
+from ._rows import CLAIM_COLUMNS, INSERT_SQL, claim_params, decode_claim, scope_of
 from ._vectors import VectorFile
 
 __all__ = ["SQLiteStore"]
@@ -60,6 +61,11 @@ def _translate(exc: sqlite3.Error) -> StoreError:
     if "malformed" in message or "corrupt" in message:
         return StoreCorruptError(f"the store's file is damaged: {exc}")
     return StoreError(f"{type(exc).__name__}: {exc}")
+
+
+def content_hash(text: str) -> str:
+    """A stable digest of a turn's content (dedupe key; never decides an order alone)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _new_id(prefix: str, rowid: int, *parts: object) -> str:
@@ -103,6 +109,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         self._depth = 0
         self._owner: int | None = None
         self._after_commit: list[Callable[[], None]] = []
@@ -129,7 +136,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise _translate(exc) from exc
         try:
-            if not self._memory:
+            if not self._memory and not readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA secure_delete = ON")
@@ -153,7 +160,7 @@ class SQLiteStore:
         if conn is None:
             conn = self._connect(readonly=True)
             self._local.conn = conn
-            with self._lock:
+            with self._readers_lock:  # not the write lock: a reader never waits on a writer
                 self._readers.append(conn)
         return conn
 
@@ -245,9 +252,10 @@ class SQLiteStore:
             if self._closed:
                 return
             self._closed = True
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
+            with self._readers_lock:
+                for conn in self._readers:
+                    conn.close()
+                self._readers.clear()
             try:
                 if not self._memory:
                     self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -377,6 +385,51 @@ class SQLiteStore:
                     links,
                 )
             return stored
+
+    def insert_episodes(
+        self, episodes: Sequence[Episode], vectors: npt.NDArray[np.float32] | None
+    ) -> list[Episode]:
+        """Insert raw turns; see ``Store.insert_episodes``."""
+        if not episodes:
+            return []
+        with self._writing() as conn:
+            (last,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM episodes").fetchone()
+            slots: list[int | None] = [None] * len(episodes)
+            if vectors is not None:
+                slots = list(self._store_vectors(conn, vectors))
+            rows: list[tuple[object, ...]] = []
+            stored: list[Episode] = []
+            for offset, (episode, slot) in enumerate(zip(episodes, slots), start=1):
+                rowid = last + offset
+                eid = episode.id or _new_id("e", rowid, episode.scope, episode.role,
+                                            episode.content, episode.ts, episode.recorded_at)
+                recorded = to_micros(episode.recorded_at, "recorded_at")
+                ts = recorded if episode.ts is None else to_micros(episode.ts, "ts")
+                rows.append((rowid, eid, *(v or "" for v in episode.scope.values()),
+                             episode.role, episode.content, ts, recorded,
+                             content_hash(episode.content), slot))
+                stored.append(replace(episode, id=eid, ts=from_micros(ts)))
+            conn.executemany(
+                "INSERT INTO episodes (rowid, id, s_tenant, s_user, s_agent, s_session, role,"
+                " content, ts, recorded_at, content_hash, vec_slot)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            return stored
+
+    def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
+        """The episode if visible from ``scope``; see ``Store.get_episode``."""
+        where, params = _sql.scope_visible(scope)
+        rows = self._query(
+            "SELECT id, s_tenant, s_user, s_agent, s_session, role, content, ts, recorded_at"
+            f" FROM episodes WHERE id = ? AND {where}", [episode_id, *params]
+        )
+        if not rows:
+            return None
+        eid, tenant, user, agent, session, role, content, ts, recorded = rows[0]
+        return Episode(content=content, role=role, ts=from_micros(ts),
+                       recorded_at=from_micros(recorded),
+                       scope=scope_of(tenant, user, agent, session), id=eid)
 
     def slot_claims(
         self, scope: Scope, slots: Collection[tuple[str, str]]

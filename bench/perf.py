@@ -1,0 +1,538 @@
+"""Write and read throughput of a file-backed ``Memvara`` at several store sizes.
+
+Run::
+
+    python bench/perf.py [--sizes 8000,100000] [--repeats 5] [--layouts root,users]
+                         [--dir DIR] [--json PATH] [--profile]
+
+For every layout and size N it fills a fresh file store (``Memvara(path)``, default
+``HashingEmbedder()``, a deterministic clock) with N claims through ``remember_many``
+(5,000 claims a call), then measures, each as a median over ``--repeats`` samples with
+the min-max spread:
+
+* ``remember()`` one call at a time, on fresh slots and on revising ONE slots (claims/s);
+* one ``remember_many()`` call of 5,000 fresh claims (claims/s);
+* ``get_all()``, ``count()``, ``history()`` and ``stats()`` latency (ms);
+* bytes on disk per claim (``.db`` + ``.vecs`` + ``-wal``, after ``close()``).
+
+The data: subjects ``user_0 .. user_{N/10-1}``, ten claims each, written in three rounds
+(years 2020, 2021, 2022 of valid time): ``lives_in`` (ONE, three values: two are ended by
+their successors), ``works_at`` (ONE, two values: one ended), ``likes`` (MANY, three) and
+``speaks`` (MANY, two). So 70% of the claims are live and 30% ended.
+
+Two layouts, because scopes change which rows a read sees and which rows a write must
+settle against:
+
+* ``root``: everything at the root scope: one agent's memory about N/10 people (the
+  default ``Memvara()`` usage). ``count()`` is the whole store; ``get_all()`` returns every
+  live claim (0.7 N), so it is a bulk dump and reported for information only.
+* ``users``: subject ``user_i`` is written in its own scope ``user="user_i"`` (a multi-user
+  deployment). Reads run at one user's scope, so ``get_all()``/``count()`` see that user's
+  seven live claims; nothing is at the root, so no API call counts the whole store.
+
+Guards keep one run bounded on a slow build: filling stops after ``--build-cap-s`` seconds
+(the reached size is what the table reports), a ``remember()`` sample stops after
+``--sample-cap-s`` seconds, and a row stops collecting samples after ``--row-budget-s``.
+Write rows grow the store: each repeat adds its claims on top of the previous ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import json
+import os
+import platform
+import pstats
+import random
+import shlex
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+import memvara
+from memvara import Claim, Memvara, Scope
+
+BATCH = 5_000
+SINGLE_CALLS = 500
+LAYOUTS = ("root", "users")
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+DATA_EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
+REVISE_EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+TARGET_SINGLE = 5_000.0  # claims/s, remember() one at a time
+TARGET_BULK = 30_000.0  # claims/s, remember_many()
+TARGET_READ_MS = 50.0  # get_all / count / history at the largest size
+TARGET_BYTES = 3_072.0  # bytes on disk per claim
+TARGET_FLAT = 0.67  # rate at the largest size / rate at the smallest ("roughly flat")
+
+CITIES = tuple(f"city_{i}" for i in range(60))
+ORGS = tuple(f"org_{i}" for i in range(80))
+THINGS = tuple(f"thing_{i}" for i in range(300))
+LANGUAGES = tuple(f"lang_{i}" for i in range(25))
+
+
+# -- plumbing ---------------------------------------------------------------------------
+class CounterClock:
+    """A deterministic clock: 2026-01-01 UTC, advancing one millisecond per call."""
+
+    def __init__(self, start: datetime = START) -> None:
+        self._start = start
+        self.calls = 0
+
+    def __call__(self) -> datetime:
+        self.calls += 1
+        return self._start + timedelta(milliseconds=self.calls)
+
+
+@dataclass
+class Row:
+    """One measured line of the table."""
+
+    measure: str
+    layout: str
+    n: int
+    unit: str
+    samples: list[float]
+    target: str
+    passed: bool | None  # None: informational, no target applies
+    note: str = ""
+    median: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.samples:
+            self.median = statistics.median(self.samples)
+            self.low = min(self.samples)
+            self.high = max(self.samples)
+
+
+@dataclass
+class Built:
+    """A filled store and what filling it cost."""
+
+    mem: Memvara
+    path: str
+    clock: CounterClock
+    n: int
+    requested: int
+    batch_rates: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _scope(layout: str, subject_index: int) -> Scope:
+    return Scope(user=f"user_{subject_index}") if layout == "users" else Scope()
+
+
+def _scope_kw(layout: str, subject_index: int) -> str | None:
+    return f"user_{subject_index}" if layout == "users" else None
+
+
+def _rounds(n: int, layout: str) -> Iterator[list[Claim]]:
+    """The fill data, round by round, in batches of at most ``BATCH`` claims.
+
+    A batch never holds one slot twice, so each claim settles against the stored slot.
+    """
+    rng = random.Random(20260101)
+    subjects = max(1, n // 10)
+    plan: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = (
+        (("lives_in", CITIES), ("works_at", ORGS), ("likes", THINGS), ("speaks", LANGUAGES)),
+        (("lives_in", CITIES), ("works_at", ORGS), ("likes", THINGS), ("speaks", LANGUAGES)),
+        (("lives_in", CITIES), ("likes", THINGS)),
+    )
+    emitted = 0
+    for year, predicates in enumerate(plan):
+        batch: list[Claim] = []
+        for s in range(subjects):
+            valid_from = DATA_EPOCH + timedelta(days=365 * year + s % 300, seconds=s)
+            for predicate, values in predicates:
+                if emitted == n:
+                    break
+                # MANY slots: distinct values per round; ONE slots: a new value each round
+                obj = values[(rng.randrange(len(values)) + year * 7) % len(values)]
+                if predicate in ("likes", "speaks"):
+                    obj = f"{obj}_{year}"
+                batch.append(Claim(
+                    f"user_{s}", predicate, obj, valid_from=valid_from,
+                    scope=_scope(layout, s),
+                ))
+                emitted += 1
+            if len(batch) >= BATCH - 4 or emitted == n:
+                yield batch
+                batch = []
+            if emitted == n:
+                return
+        if batch:
+            yield batch
+
+
+def _build(path: str, n: int, layout: str, cap_s: float) -> Built:
+    clock = CounterClock()
+    mem = Memvara(path, clock=clock)
+    built = Built(mem=mem, path=path, clock=clock, n=0, requested=n)
+    started = time.perf_counter()
+    for batch in _rounds(n, layout):
+        t0 = time.perf_counter()
+        mem.remember_many(batch)
+        dt = time.perf_counter() - t0
+        built.batch_rates.append(len(batch) / dt)
+        built.n += len(batch)
+        if time.perf_counter() - started > cap_s and built.n < n:
+            break
+    built.seconds = time.perf_counter() - started
+    return built
+
+
+def _disk_bytes(path: str) -> tuple[int, int]:
+    """(apparent size, allocated blocks) of the database, its WAL and the vector sidecar."""
+    apparent = allocated = 0
+    for name in (path, path + "-wal", path + ".vecs"):
+        if os.path.exists(name):
+            st = os.stat(name)
+            apparent += st.st_size
+            allocated += getattr(st, "st_blocks", st.st_size // 512) * 512
+    return apparent, allocated
+
+
+def _samples(
+    one: Callable[[int], float], repeats: int, budget_s: float
+) -> list[float]:
+    """Run ``one(i)`` up to ``repeats`` times, stopping once ``budget_s`` is spent."""
+    out: list[float] = []
+    started = time.perf_counter()
+    for i in range(repeats):
+        gc.collect()
+        out.append(one(i))
+        if time.perf_counter() - started > budget_s:
+            break
+    return out
+
+
+def _timed_ms(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000.0
+
+
+# -- one (layout, size) ----------------------------------------------------------------
+@dataclass
+class Settings:
+    repeats: int
+    build_cap_s: float
+    sample_cap_s: float
+    row_budget_s: float
+
+
+def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
+    n = built.n
+    mem = built.mem
+    subjects = max(1, n // 10)
+    rows: list[Row] = []
+    note = "" if n == built.requested else f"fill capped: {n:,} of {built.requested:,}"
+
+    rows.append(Row(
+        "fill: remember_many() 5,000/call, 0 -> N", layout, n, "claims/s", built.batch_rates,
+        "info", None,
+        f"{built.seconds:.1f} s; first batch {built.batch_rates[0]:,.0f}/s,"
+        f" last {built.batch_rates[-1]:,.0f}/s" + (f"; {note}" if note else ""),
+    ))
+
+    # bytes on disk, after close() has checkpointed the WAL
+    mem.close()
+    apparent, allocated = _disk_bytes(built.path)
+    rows.append(Row("bytes on disk / claim (apparent size)", layout, n, "B/claim",
+                    [apparent / n], f"<= {TARGET_BYTES:,.0f}", apparent / n <= TARGET_BYTES,
+                    f"{apparent / 2**20:,.1f} MiB total; .vecs grows by doubling"))
+    rows.append(Row("bytes on disk / claim (allocated blocks)", layout, n, "B/claim",
+                    [allocated / n], f"<= {TARGET_BYTES:,.0f}", allocated / n <= TARGET_BYTES,
+                    f"{allocated / 2**20:,.1f} MiB total"))
+    mem = built.mem = Memvara(built.path, clock=built.clock)
+
+    # reads, before any measured write touches the store
+    k = subjects // 2
+    who = _scope_kw(layout, k)
+    if layout == "users":
+        got = len(mem.get_all(user=who))
+        cnt = mem.count(user=who)
+        hist = len(mem.history(f"user_{k}", "lives_in", user=who))
+        rows.append(_read_row("get_all(user=...)", layout, n, cfg, note,
+                              lambda: mem.get_all(user=who), f"{got} claims: one user's scope"))
+        rows.append(_read_row("count(user=...)", layout, n, cfg, note,
+                              lambda: mem.count(user=who), f"= {cnt}: one user's scope"))
+        rows.append(_read_row("history(subject, 'lives_in')", layout, n, cfg, note,
+                              lambda: mem.history(f"user_{k}", "lives_in", user=who),
+                              f"{hist} claims"))
+        rows.append(_read_row("stats(user=...)", layout, n, cfg, note,
+                              lambda: mem.stats(user=who), "one user's scope", info=True))
+    else:
+        got = len(mem.get_all())
+        cnt = mem.count()
+        hist = len(mem.history(f"user_{k}", "lives_in"))
+        rows.append(_read_row("get_all() at root", layout, n, cfg, note, mem.get_all,
+                              f"{got:,} claims: the whole live store (a dump)", info=True))
+        rows.append(_read_row("count() at root", layout, n, cfg, note, mem.count,
+                              f"= {cnt:,}: the whole store"))
+        rows.append(_read_row("history(subject, 'lives_in')", layout, n, cfg, note,
+                              lambda: mem.history(f"user_{k}", "lives_in"), f"{hist} claims"))
+        rows.append(_read_row("stats() at root", layout, n, cfg, note, mem.stats,
+                              "the whole store", info=True))
+
+    # remember(), one call at a time
+    def fresh(rep: int) -> float:
+        done = 0
+        t0 = time.perf_counter()
+        for i in range(SINGLE_CALLS):
+            s = (i * 7919 + rep * 104_729) % subjects  # the user whose scope it lands in
+            mem.remember(f"contact_{tag}_{rep}_{i}", "lives_in", CITIES[i % len(CITIES)],
+                         user=_scope_kw(layout, s))
+            done += 1
+            if time.perf_counter() - t0 > cfg.sample_cap_s:
+                break
+        return done / (time.perf_counter() - t0)
+
+    revisions = [0]
+
+    def revise(rep: int) -> float:
+        done = 0
+        t0 = time.perf_counter()
+        for i in range(SINGLE_CALLS):
+            s = (i * 7919 + rep * 104_729 + 17) % subjects
+            revisions[0] += 1
+            mem.remember(f"user_{s}", "lives_in", f"moved_{rep}_{i}",
+                         valid_from=REVISE_EPOCH + timedelta(seconds=revisions[0]),
+                         user=_scope_kw(layout, s))
+            done += 1
+            if time.perf_counter() - t0 > cfg.sample_cap_s:
+                break
+        return done / (time.perf_counter() - t0)
+
+    single_target = f">= {TARGET_SINGLE:,.0f}"
+    for name, fn, what in (
+        ("remember() 1 call/claim, fresh slot", fresh,
+         "new subject's lives_in at an existing scope"),
+        ("remember() 1 call/claim, revise ONE slot", revise,
+         "user_i lives_in: closes the current value"),
+    ):
+        s = _samples(fn, cfg.repeats, cfg.row_budget_s)
+        med = statistics.median(s)
+        rows.append(Row(name, layout, n, "claims/s", s, single_target, med >= TARGET_SINGLE,
+                        _join(f"{what}; up to {SINGLE_CALLS} calls/sample", note)))
+
+    # remember_many(): one call of 5,000 fresh claims
+    def bulk(rep: int) -> float:
+        claims = []
+        for i in range(BATCH):
+            s = (i // 4 * 7919 + rep * 104_729) % subjects
+            pred, values = (("lives_in", CITIES), ("works_at", ORGS),
+                            ("likes", THINGS), ("speaks", LANGUAGES))[i % 4]
+            claims.append(Claim(f"bulk_{tag}_{rep}_{i // 4}", pred, values[i % len(values)],
+                                scope=_scope(layout, s)))
+        t0 = time.perf_counter()
+        mem.remember_many(claims)
+        return BATCH / (time.perf_counter() - t0)
+
+    s = _samples(bulk, cfg.repeats, cfg.row_budget_s)
+    med = statistics.median(s)
+    rows.append(Row("remember_many() 5,000 fresh claims/call", layout, n, "claims/s", s,
+                    f">= {TARGET_BULK:,.0f}", med >= TARGET_BULK,
+                    _join("1,250 new subjects x 4 predicates", note)))
+    return rows
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def _read_row(
+    measure: str, layout: str, n: int, cfg: Settings, note: str, fn: Callable[[], object],
+    what: str, *, info: bool = False,
+) -> Row:
+    fn()  # warm the page cache and the statement cache
+    s = _samples(lambda _i: _timed_ms(fn), cfg.repeats, cfg.row_budget_s)
+    med = statistics.median(s)
+    return Row(measure, layout, n, "ms", s, "info" if info else f"<= {TARGET_READ_MS:.0f}",
+               None if info else med <= TARGET_READ_MS, _join(what, note))
+
+
+# -- flatness and output ----------------------------------------------------------------
+def _flatness(rows: Sequence[Row], layouts: Sequence[str]) -> list[Row]:
+    out: list[Row] = []
+    rates = ("remember() 1 call/claim, fresh slot", "remember() 1 call/claim, revise ONE slot",
+             "remember_many() 5,000 fresh claims/call")
+    for layout in layouts:
+        for measure in rates:
+            found = sorted((r for r in rows if r.layout == layout and r.measure == measure),
+                           key=lambda r: r.n)
+            if len(found) < 2:
+                continue
+            small, large = found[0], found[-1]
+            ratio = large.median / small.median
+            out.append(Row(f"flatness: {measure}", layout, large.n, "ratio", [ratio],
+                           f">= {TARGET_FLAT:.2f}", ratio >= TARGET_FLAT,
+                           f"median at N={large.n:,} / median at N={small.n:,}"))
+    return out
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "ms":
+        return f"{value:.3f}" if value < 10 else f"{value:,.1f}"
+    if unit == "ratio":
+        return f"{value:.2f}"
+    return f"{value:,.0f}"
+
+
+def _table(rows: Sequence[Row]) -> str:
+    head = ("| measure | layout | N | median | spread (min-max) | unit | samples | target"
+            " | result | notes |")
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        spread = (f"{_fmt(r.low, r.unit)} - {_fmt(r.high, r.unit)}"
+                  if len(r.samples) > 1 else "-")
+        result = "info" if r.passed is None else ("PASS" if r.passed else "FAIL")
+        lines.append(
+            f"| {r.measure} | {r.layout} | {r.n:,} | {_fmt(r.median, r.unit)} | {spread}"
+            f" | {r.unit} | {len(r.samples)} | {r.target} | {result} | {r.note} |"
+        )
+    return "\n".join(lines)
+
+
+def _environment() -> dict[str, str]:
+    return {
+        "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+        "python": sys.version.split()[0],
+        "sqlite": sqlite3.sqlite_version,
+        "numpy": np.__version__,
+        "memvara": memvara.__version__,
+        "platform": platform.platform(),
+        "cpus": str(os.cpu_count()),
+    }
+
+
+# -- profile ----------------------------------------------------------------------------
+def _profile(built: Built, layout: str, top: int) -> str:
+    mem = built.mem
+    subjects = max(1, built.n // 10)
+    out = io.StringIO()
+    calls = 100
+    prof = cProfile.Profile()
+    for i in range(calls):
+        s = (i * 7919 + 31) % subjects
+        prof.enable()
+        mem.remember(f"prof_{i}", "lives_in", CITIES[i % len(CITIES)], user=_scope_kw(layout, s))
+        prof.disable()
+    out.write(f"\n### profile: {calls} x remember() (fresh slot), layout={layout},"
+              f" N={built.n:,} (divide times by {calls} for one call)\n\n")
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
+    claims = [Claim(f"profbulk_{i // 4}", ("lives_in", "works_at", "likes", "speaks")[i % 4],
+                    f"v_{i}", scope=_scope(layout, (i // 4 * 7919) % subjects))
+              for i in range(BATCH)]
+    prof = cProfile.Profile()
+    prof.enable()
+    mem.remember_many(claims)
+    prof.disable()
+    out.write(f"\n### profile: 1 x remember_many({BATCH:,} fresh claims), layout={layout},"
+              f" N={built.n:,}\n\n")
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+# -- main -------------------------------------------------------------------------------
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--sizes", default="8000,100000", help="comma-separated store sizes")
+    p.add_argument("--repeats", type=int, default=5, help="samples per measurement")
+    p.add_argument("--layouts", default=",".join(LAYOUTS), help="root, users, or both")
+    p.add_argument("--dir", default=None, help="where to put the stores (kept); default a temp dir")
+    p.add_argument("--json", default=None, help="also write the results as JSON here")
+    p.add_argument("--build-cap-s", type=float, default=50.0,
+                   help="stop filling a store after this many seconds (default 50)")
+    p.add_argument("--sample-cap-s", type=float, default=1.0,
+                   help="stop one remember() sample after this many seconds (default 1)")
+    p.add_argument("--row-budget-s", type=float, default=8.0,
+                   help="stop collecting a row's samples after this many seconds (default 8)")
+    p.add_argument("--profile", action="store_true",
+                   help="cProfile remember() and remember_many() at the largest size")
+    p.add_argument("--profile-top", type=int, default=15, help="functions per profile")
+    args = p.parse_args(argv)
+    try:
+        args.size_list = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        p.error("--sizes takes integers, e.g. 8000,100000")
+    if not args.size_list or min(args.size_list) < 10:
+        p.error("--sizes needs at least one size of 10 or more")
+    args.layout_list = [s.strip() for s in args.layouts.split(",") if s.strip()]
+    if not args.layout_list or any(s not in LAYOUTS for s in args.layout_list):
+        p.error(f"--layouts takes a subset of {','.join(LAYOUTS)}")
+    if args.repeats < 1:
+        p.error("--repeats must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(argv)
+    cfg = Settings(args.repeats, args.build_cap_s, args.sample_cap_s, args.row_budget_s)
+    env = _environment()
+    print("# memvara perf\n")
+    for key, value in env.items():
+        print(f"- {key}: `{value}`" if key == "command" else f"- {key}: {value}")
+    print("- store: file (`Memvara(path)`), HashingEmbedder(512), clock 2026-01-01 UTC +1 ms/call")
+    print("- data: subjects user_0..user_{N/10-1}, 10 claims each in 3 rounds (valid 2020/21/22):"
+          " lives_in x3 (ONE), works_at x2 (ONE), likes x3 (MANY), speaks x2 (MANY);"
+          " 70% live, 30% ended by supersession; filled by remember_many, 5,000/call")
+    print("- layouts: root = every claim at the root scope; users = subject user_i in scope"
+          " user=user_i (reads at one user's scope)")
+    print(f"- caps: fill {cfg.build_cap_s:g} s, remember() sample {cfg.sample_cap_s:g} s,"
+          f" row {cfg.row_budget_s:g} s; write rows grow the store between repeats\n",
+          flush=True)
+
+    rows: list[Row] = []
+    profiles: list[str] = []
+    owned = None if args.dir else tempfile.TemporaryDirectory(prefix="memvara-perf-")
+    base = args.dir if args.dir else owned.name if owned else "."
+    os.makedirs(base, exist_ok=True)
+    started = time.perf_counter()
+    try:
+        for layout in args.layout_list:
+            for index, n in enumerate(args.size_list):
+                path = os.path.join(base, f"perf-{layout}-{n}.db")
+                for suffix in ("", "-wal", "-shm", ".vecs"):
+                    if os.path.exists(path + suffix):
+                        os.remove(path + suffix)
+                print(f"... {layout} N={n:,}: filling", file=sys.stderr, flush=True)
+                built = _build(path, n, layout, cfg.build_cap_s)
+                print(f"... {layout} N={built.n:,}: filled in {built.seconds:.1f} s; measuring",
+                      file=sys.stderr, flush=True)
+                try:
+                    rows.extend(_measure(built, layout, cfg, f"{layout}{n}"))
+                    if args.profile and index == len(args.size_list) - 1:
+                        profiles.append(_profile(built, layout, args.profile_top))
+                finally:
+                    built.mem.close()
+    finally:
+        if owned is not None:
+            owned.cleanup()
+    rows.extend(_flatness(rows, args.layout_list))
+    print(_table(rows))
+    fails = [r for r in rows if r.passed is False]
+    print(f"\n{len(rows) - len(fails)} of {len(rows)} rows pass or are informational;"
+          f" {len(fails)} FAIL. Total {time.perf_counter() - started:.0f} s.")
+    for text in profiles:
+        print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"environment": env, "rows": [asdict(r) for r in rows]}, handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""Erasure is real: after erase/purge/reset the text is in no file of the store.
+
+Retirement (forget/delete) keeps rows; erasure removes the row, its FTS tokens, its
+vector and the write-ahead log's copy. These tests write unique tokens, erase, close,
+and scan every file the store left on disk as bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memvara import Claim, Episode, Memvara, SQLiteStore
+from memvara.store import STATES
+
+from .conftest import NOW, Clock
+
+
+def store_bytes(db_path: str) -> bytes:
+    folder = Path(db_path).parent
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+
+
+def sqlite_store(mem: Memvara) -> SQLiteStore:
+    assert isinstance(mem.store, SQLiteStore)
+    return mem.store
+
+
+TOKEN = "zqxvkelpmorb"
+
+
+def test_erase_removes_a_claim_from_every_file(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        for i in range(300):  # enough rows that pages, segments and WAL frames all matter
+            mem.remember(f"user{i}", "likes", f"filler value {i}")
+        secret = mem.remember("user", "phone", f"{TOKEN} 555 0100").added[0]
+        vector = mem.embedder.encode([secret.text])[0].tobytes()
+        assert TOKEN.encode() in store_bytes(db_path)
+        assert mem.erase(secret.id)
+        assert mem.get(secret.id) is None
+        assert not mem.erase(secret.id)
+        assert mem.count(states=STATES) == 300
+    data = store_bytes(db_path)
+    assert data.count(TOKEN.encode()) == 0
+    assert data.count(vector) == 0
+    with Memvara(db_path, clock=clock) as again:  # the survivors are intact
+        assert again.count() == 300
+
+
+def test_erase_with_sources_removes_turns_no_other_claim_cites(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        store = sqlite_store(mem)
+        only, shared = store.insert_episodes(
+            [Episode(f"my number is {TOKEN}", recorded_at=NOW),
+             Episode("I like tea and my name is Ann", recorded_at=NOW)],
+            mem.embedder.encode(["a", "b"]),
+        )
+        phone = mem.remember("user", "phone", TOKEN, sources=[only.id, shared.id]).added[0]
+        mem.remember("user", "likes", "tea", sources=[shared.id])
+        assert mem.erase(phone.id, sources=True)
+        assert store.get_episode(only.id, mem.default_scope) is None
+        assert store.get_episode(shared.id, mem.default_scope) is not None
+        stats = mem.stats()
+        assert stats["episodes"] == 1 and stats["embeddings"] == 2
+    assert store_bytes(db_path).count(TOKEN.encode()) == 0
+
+
+def test_erase_without_sources_keeps_the_turns(mem: Memvara) -> None:
+    store = sqlite_store(mem)
+    (turn,) = store.insert_episodes([Episode("I live in Oslo", recorded_at=NOW)], None)
+    claim = mem.remember("user", "lives_in", "Oslo", sources=[turn.id]).added[0]
+    assert mem.erase(claim.id)
+    assert store.get_episode(turn.id, mem.default_scope) is not None
+
+
+def test_purge_removes_a_scope_and_reports_counts(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        store = sqlite_store(mem)
+        (turn,) = store.insert_episodes(
+            [Episode(f"alice says {TOKEN}", recorded_at=NOW, scope=mem.scope(user="alice").default_scope)],
+            mem.embedder.encode(["x"]),
+        )
+        alice = mem.scope(user="alice")
+        alice.remember("alice", "likes", TOKEN, sources=[turn.id])
+        alice.remember("alice", "lives_in", f"{TOKEN}ville", session="s1")
+        mem.remember("bob", "likes", "chess", user="bob")
+        counts = alice.purge()
+        assert counts == {"claims": 2, "episodes": 1, "embeddings": 3, "sources": 1}
+        assert mem.count(user="bob") == 1
+    assert store_bytes(db_path).count(TOKEN.encode()) == 0
+
+
+def test_reset_also_clears_the_persisted_schema(db_path: str, clock: Clock) -> None:
+    from memvara import BUILTIN_PREDICATES, Cardinality, PredicateRegistry, PredicateSpec
+    registry = PredicateRegistry(BUILTIN_PREDICATES + (PredicateSpec(TOKEN, Cardinality.ONE),))
+    with Memvara(db_path, clock=clock, registry=registry) as mem:
+        mem.remember("user", TOKEN, "x")
+        counts = mem.reset()
+        assert counts["claims"] == 1 and counts["predicates"] == 1
+    assert store_bytes(db_path).count(TOKEN.encode()) == 0
+
+
+def test_freed_vector_slots_are_zeroed_and_reused(mem: Memvara) -> None:
+    store = sqlite_store(mem)
+    first = mem.remember("a", "likes", "x").added[0]
+    mem.remember("b", "likes", "y")
+    assert mem.erase(first.id)
+    assert np.count_nonzero(store.vectors([0])) == 0
+    mem.remember("c", "likes", "z")
+    assert mem.stats()["embeddings"] == 2
+    assert np.count_nonzero(store.vectors([0])) > 0  # slot 0 was reused
+
+
+def test_wal_is_truncated_after_an_erase(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        claim = mem.remember("user", "likes", TOKEN).added[0]
+        mem.erase(claim.id)
+        wal = db_path + "-wal"
+        assert not os.path.exists(wal) or os.path.getsize(wal) == 0
+
+
+@pytest.mark.parametrize("bad", [None, 3, ""])
+def test_erase_rejects_a_bad_id(mem: Memvara, bad: object) -> None:
+    from memvara import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match="claim_id"):
+        mem.erase(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="sources"):
+        mem.erase("c1", sources="yes")  # type: ignore[arg-type]
+
+
+def test_erase_is_not_retirement(mem: Memvara) -> None:
+    claim = mem.remember("user", "likes", "tea").added[0]
+    mem.delete(claim.id)
+    assert mem.get(claim.id) is not None  # retired rows stay readable
+    assert mem.erase(claim.id)
+    assert mem.get(claim.id) is None and mem.history("user", "likes") == []
+    assert isinstance(claim, Claim)

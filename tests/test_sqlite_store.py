@@ -1,0 +1,216 @@
+"""The SQLite backend: file format, migrations, FTS in step, the sidecar, connections."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memvara import (
+    ClosedError,
+    DimensionMismatchError,
+    HashingEmbedder,
+    Memvara,
+    NotAStoreError,
+    SchemaVersionError,
+    SQLiteStore,
+    StoreError,
+    StoreLockedError,
+)
+from memvara.store._migrations import APPLICATION_ID, SCHEMA_VERSION
+from memvara.store.sqlite import _translate
+
+from .conftest import Clock
+
+
+def test_a_new_file_is_wal_and_marked_as_ours(db_path: str) -> None:
+    SQLiteStore(db_path).close()
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()
+
+
+def test_reopening_keeps_everything(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        claim = mem.remember("user", "lives_in", "Oslo").added[0]
+    with Memvara(db_path, clock=clock) as mem:
+        assert mem.get(claim.id) == claim
+        assert mem.store.dim == 512
+
+
+def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"just some text, definitely not a database" * 100)
+    with pytest.raises(NotAStoreError):
+        Memvara(str(path))
+    assert path.read_bytes().startswith(b"just some text")
+
+
+def test_another_applications_database_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "other.db")
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(NotAStoreError, match="not a memvara store"):
+        Memvara(path)
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(db_path: str) -> None:
+    SQLiteStore(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaVersionError, match="newer memvara"):
+        Memvara(db_path)
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    conn.close()
+
+
+def test_an_embedder_of_another_width_is_refused(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        mem.remember("a", "likes", "b")
+    with pytest.raises(DimensionMismatchError, match="512-d"):
+        Memvara(db_path, embedder=HashingEmbedder(dim=64))
+    with Memvara(db_path, clock=clock) as mem:  # still usable at its own width
+        assert mem.count() == 1
+
+
+def test_fts_index_is_kept_in_step_by_rowid(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    kept = mem.remember("user", "likes", "saxophones").added[0]
+    gone = mem.remember("user", "likes", "saxophone quartets").added[0]
+    mem.erase(gone.id)
+    rows = store._query(
+        "SELECT c.id FROM claims_fts f JOIN claims c ON c.rowid = f.rowid"
+        " WHERE claims_fts MATCH 'saxophone'"
+    )
+    assert [r[0] for r in rows] == [kept.id]
+    assert store.integrity_problems() == []
+
+
+def test_fts_delete_is_an_indexed_lookup_not_a_scan(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    plan = store._query("EXPLAIN QUERY PLAN DELETE FROM claims WHERE rowid = 1")
+    assert any("INTEGER PRIMARY KEY" in str(row) for row in plan)
+    triggers = store._query("SELECT sql FROM sqlite_master WHERE name = 'claims_fts_delete'")
+    assert "old.rowid" in triggers[0][0]
+
+
+def test_each_vector_is_stored_once_in_the_sidecar(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        claims = [mem.remember(f"u{i}", "likes", f"thing {i}").added[0] for i in range(10)]
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        columns = [r[1] for r in store._query("PRAGMA table_info(claims)")]
+        assert "vec_slot" in columns and "embedding" not in columns
+        slots = [r[0] for r in store._query("SELECT vec_slot FROM claims ORDER BY rowid")]
+        assert sorted(slots) == list(range(10))
+        expected = mem.embedder.encode([c.text for c in claims])
+        np.testing.assert_array_equal(store.vectors(slots), expected)
+    sidecar = Path(db_path + ".vecs").read_bytes()
+    for row in expected:
+        assert sidecar.count(row.tobytes()) == 1
+
+
+def test_a_corrupt_sidecar_is_reported(db_path: str, clock: Clock) -> None:
+    from memvara import StoreCorruptError
+    with Memvara(db_path, clock=clock) as mem:
+        mem.remember("a", "likes", "b")
+    Path(db_path + ".vecs").write_bytes(b"garbage")
+    with pytest.raises(StoreCorruptError, match="sidecar"):
+        Memvara(db_path)
+
+
+def test_reads_do_not_wait_for_an_open_write_transaction(file_mem: Memvara) -> None:
+    file_mem.remember("user", "likes", "tea")
+    results: list[int] = []
+    with file_mem.store.transaction():
+        file_mem.remember("user", "likes", "coffee")  # uncommitted
+        reader = threading.Thread(target=lambda: results.append(file_mem.count()))
+        reader.start()
+        reader.join(timeout=10)
+        assert not reader.is_alive()
+    assert results == [1]  # the reader saw the last committed state, without waiting
+    assert file_mem.count() == 2
+
+
+def test_a_failed_write_rolls_back_everything(mem: Memvara) -> None:
+    mem.remember("user", "likes", "tea")
+    with pytest.raises(RuntimeError):
+        with mem.store.transaction():
+            mem.remember("user", "likes", "coffee")
+            with mem.store.transaction():
+                mem.remember("user", "likes", "cake")
+            raise RuntimeError("boom")
+    assert [c.object for c in mem.get_all()] == ["tea"]
+
+
+def test_a_failed_nested_step_rolls_back_only_itself(mem: Memvara) -> None:
+    with mem.store.transaction():
+        mem.remember("user", "likes", "coffee")
+        with pytest.raises(RuntimeError):
+            with mem.store.transaction():
+                mem.remember("user", "likes", "cake")
+                raise RuntimeError("boom")
+    assert [c.object for c in mem.get_all()] == ["coffee"]
+
+
+def test_a_lock_held_past_the_busy_timeout_is_a_clear_error(db_path: str, clock: Clock) -> None:
+    SQLiteStore(db_path).close()
+    blocker = sqlite3.connect(db_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with Memvara(store=SQLiteStore(db_path, busy_timeout=0.05), clock=clock) as mem:
+            with pytest.raises(StoreLockedError):
+                mem.remember("user", "likes", "tea")
+            blocker.execute("ROLLBACK")
+            mem.remember("user", "likes", "tea")
+            assert mem.count() == 1
+    finally:
+        blocker.close()
+
+
+def test_backend_errors_are_translated() -> None:
+    from memvara import ReadOnlyStoreError, StorageFullError, StoreCorruptError
+    cases = {
+        "attempt to write a readonly database": ReadOnlyStoreError,
+        "database or disk is full": StorageFullError,
+        "file is not a database": NotAStoreError,
+        "database disk image is malformed": StoreCorruptError,
+        "something else": StoreError,
+    }
+    for message, kind in cases.items():
+        assert type(_translate(sqlite3.OperationalError(message))) is kind
+
+
+def test_the_tracer_sees_every_statement(tmp_path: Path, clock: Clock) -> None:
+    seen: list[str] = []
+    store = SQLiteStore(":memory:", tracer=lambda sql, params: seen.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        seen.clear()
+        mem.get_all()
+        assert len([s for s in seen if s.lstrip().upper().startswith("SELECT")]) == 1
+
+
+def test_use_after_close_raises(db_path: str) -> None:
+    store = SQLiteStore(db_path)
+    store.close()
+    store.close()  # idempotent
+    assert store.closed
+    with pytest.raises(ClosedError):
+        store.get_claim("x", __import__("memvara").Scope())
+    with pytest.raises(ClosedError):
+        with store.transaction():
+            pass
