@@ -35,7 +35,7 @@ def run_demo(path: str, out: TextIO) -> dict[str, int]:
                                ("2026-01-06", "2026-03-01", "2026-06-24", "2026-08-10", "2026-09-01"))
 
     def show(label: str, claims: list[Claim]) -> None:
-        out.write(f"  {label:<44} {[c.object for c in claims]}\n")
+        out.write(f"  {label:<46} {[c.object for c in claims]}\n")
 
     with Memvara(path, user="alice", clock=lambda: now) as mem:
         out.write(f"memvara {__version__} demo: a memory in {path}\n\n")
@@ -49,7 +49,8 @@ def run_demo(path: str, out: TextIO) -> dict[str, int]:
         for label, predicate, obj, valid_from, recorded_at in steps:
             receipt = mem.remember("alice", predicate, obj,
                                    valid_from=valid_from, recorded_at=recorded_at)
-            out.write(f"  {label:<44} {receipt!r}\n")
+            out.write(f"  {label:<46} added {len(receipt.added)}, reinforced"
+                      f" {len(receipt.reinforced)}, closed {len(receipt.closed)}\n")
         out.write("\nReads:\n")
         show("now: where does alice live?", mem.get_all())
         show("valid_at=Mar (what we now know of March)", mem.get_all(valid_at=mar))

@@ -1,0 +1,91 @@
+"""The vector sidecar: slots in a growable memory-mapped file (or in memory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memvara import DimensionMismatchError, StoreCorruptError
+from memvara.store._vectors import VectorFile
+
+
+def rows(n: int, dim: int = 4, start: float = 1.0) -> np.ndarray:
+    return (np.arange(n * dim, dtype=np.float32).reshape(n, dim) + start).astype(np.float32)
+
+
+@pytest.mark.parametrize("in_file", [True, False])
+def test_write_grow_read_zero(tmp_path: Path, in_file: bool) -> None:
+    path = str(tmp_path / "v.vecs") if in_file else None
+    vf = VectorFile(path, None)
+    assert vf.dim is None and vf.capacity == 0
+    assert vf.read([0, 1]).shape == (2, 0)
+    vf.write([0, 1], rows(2))
+    vf.write([200], rows(1, start=100.0))  # past the first capacity: grows by doubling
+    assert vf.dim == 4 and vf.capacity >= 201
+    np.testing.assert_array_equal(vf.read([0, 1]), rows(2))
+    np.testing.assert_array_equal(vf.read([200]), rows(1, start=100.0))
+    assert not vf.read([150]).any()  # never written: zeros
+    vf.zero([1, 999])  # a slot past the end is ignored
+    assert not vf.read([1]).any()
+    vf.write([], rows(0))
+    vf.zero([])
+    vf.flush()
+    vf.close()
+
+
+def test_a_second_mapping_sees_growth_by_another_writer(tmp_path: Path) -> None:
+    path = str(tmp_path / "v.vecs")
+    writer = VectorFile(path, None)
+    writer.write([0], rows(1))
+    reader = VectorFile(path, 4)
+    writer.write([500], rows(1, start=7.0))
+    np.testing.assert_array_equal(reader.read([500]), rows(1, start=7.0))
+    reader.write([600], rows(1, start=9.0))  # grows past what it mapped, via the file size
+    np.testing.assert_array_equal(writer.read([600]), rows(1, start=9.0))
+    reader.write([1], rows(1))  # within the remapped capacity
+    writer.close()
+    reader.close()
+
+
+def test_reopening_reads_what_was_written(tmp_path: Path) -> None:
+    path = str(tmp_path / "v.vecs")
+    first = VectorFile(path, None)
+    first.write([3], rows(1))
+    first.close()
+    again = VectorFile(path, None)
+    assert again.dim == 4
+    np.testing.assert_array_equal(again.read([3]), rows(1))
+    again.close()
+
+
+def test_widths_cannot_mix(tmp_path: Path) -> None:
+    path = str(tmp_path / "v.vecs")
+    vf = VectorFile(path, None)
+    vf.write([0], rows(1))
+    with pytest.raises(DimensionMismatchError, match="4-d"):
+        vf.write([1], rows(1, dim=8))
+    vf.close()
+    with pytest.raises(StoreCorruptError, match="records 8-d"):
+        VectorFile(path, 8)
+
+
+def test_a_bad_header_is_corruption(tmp_path: Path) -> None:
+    path = tmp_path / "v.vecs"
+    path.write_bytes(b"\x00" * 80)
+    with pytest.raises(StoreCorruptError, match="bad header"):
+        VectorFile(str(path), None)
+
+
+def test_an_empty_file_body_maps_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "v.vecs")
+    vf = VectorFile(path, None)
+    vf.write([0], rows(1))
+    vf.close()
+    with open(path, "r+b") as handle:
+        handle.truncate(64)
+    again = VectorFile(path, None)
+    assert again.capacity == 0
+    assert not again.read([0]).any()
+    again.close()
