@@ -214,3 +214,73 @@ def test_use_after_close_raises(db_path: str) -> None:
     with pytest.raises(ClosedError):
         with store.transaction():
             pass
+
+
+def test_an_old_sqlite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 30, 0))
+    with pytest.raises(StoreError, match="too old"):
+        SQLiteStore()
+
+
+def test_an_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError):
+        SQLiteStore(str(tmp_path / "missing-dir" / "x.db"))
+
+
+def test_sqlite_errors_inside_reads_and_writes_are_translated(db_path: str) -> None:
+    store = SQLiteStore(db_path)
+    try:
+        with pytest.raises(StoreError, match="no such table"):
+            store._query("SELECT * FROM nope")
+        with pytest.raises(StoreError, match="syntax"):
+            with store._writing() as conn:
+                conn.execute("THIS IS NOT SQL")
+    finally:
+        store.close()
+
+
+def test_empty_batches_and_limits(mem: Memvara) -> None:
+    from memvara import Scope
+    from memvara.store import TimeQuery
+    store = mem.store
+    assert store.insert_claims([], None) == []
+    assert isinstance(store, SQLiteStore)
+    assert store.insert_episodes([], None) == []
+    assert store.slot_claims(Scope(), []) == {}
+    for i in range(3):
+        mem.remember(f"u{i}", "likes", "x")
+    tq = TimeQuery(known_at=2**62, valid_at=2**62)
+    assert len(store.find_claims(Scope(), tq, {"live"}, limit=2)) == 2
+
+
+def test_a_store_may_hold_claims_without_vectors(mem: Memvara) -> None:
+    from memvara import Claim, Scope
+    from .conftest import NOW
+    (stored,) = mem.store.insert_claims(
+        [Claim("u", "likes", "x", valid_from=NOW, recorded_at=NOW, text="u likes x",
+               extractor="import", scope=Scope())], None)
+    assert mem.get(stored.id) == stored
+    assert mem.stats()["embeddings"] == 0
+    assert mem.erase(stored.id)
+
+
+def test_fts_drift_is_reported_by_the_integrity_check(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    claim = mem.remember("u", "likes", "x").added[0]
+    with store._writing() as conn:
+        conn.execute("DROP TRIGGER claims_fts_delete")
+        conn.execute("DELETE FROM claims WHERE id = ?", (claim.id,))
+    assert any("claims_fts" in p for p in store.integrity_problems())
+
+
+def test_a_rolled_back_erase_keeps_the_vector(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    claim = mem.remember("u", "likes", "x").added[0]
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            mem.erase(claim.id)
+            raise RuntimeError("abort")
+    assert mem.get(claim.id) == claim
+    assert store.vectors([0]).any()

@@ -41,6 +41,8 @@ def test_a_second_mapping_sees_growth_by_another_writer(tmp_path: Path) -> None:
     writer.write([0], rows(1))
     reader = VectorFile(path, 4)
     writer.write([500], rows(1, start=7.0))
+    reader.write([100], rows(1, start=3.0))  # maps the writer's growth instead of growing
+    np.testing.assert_array_equal(writer.read([100]), rows(1, start=3.0))
     np.testing.assert_array_equal(reader.read([500]), rows(1, start=7.0))
     reader.write([600], rows(1, start=9.0))  # grows past what it mapped, via the file size
     np.testing.assert_array_equal(writer.read([600]), rows(1, start=9.0))
@@ -89,3 +91,13 @@ def test_an_empty_file_body_maps_nothing(tmp_path: Path) -> None:
     assert again.capacity == 0
     assert not again.read([0]).any()
     again.close()
+
+
+def test_a_read_never_grows_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "v.vecs"
+    vf = VectorFile(str(path), None)
+    vf.write([0], rows(1))
+    size = path.stat().st_size
+    assert not vf.read([10_000]).any()
+    assert path.stat().st_size == size
+    vf.close()

@@ -128,17 +128,24 @@ class VectorFile:
             rows[np.asarray(slots, dtype=np.int64)] = vectors
 
     def read(self, slots: Sequence[int]) -> Matrix:
-        """The vectors in ``slots``, as a new array (zeros for never-written slots)."""
+        """The vectors in ``slots``, as a new array; zeros for slots never written.
+
+        A read never grows the file; it only maps what another writer already grew.
+        """
         if self._dim is None:
             return np.zeros((len(slots), 0), dtype=np.float32)
         index = np.asarray(slots, dtype=np.int64)
-        if index.size and int(index.max()) >= self.capacity:
+        if index.size and int(index.max()) >= self.capacity and self._path is not None:
             with self._lock:
-                self._ensure(int(index.max()) + 1)
+                on_disk = self._file_capacity()
+                if on_disk > self.capacity:
+                    self._map(on_disk)
+        out = np.zeros((len(slots), self._dim), dtype=np.float32)
         rows = self._rows
-        if rows is None:
-            return np.zeros((len(slots), self._dim), dtype=np.float32)
-        return np.array(rows[index], dtype=np.float32)
+        if rows is not None:
+            inside = index < rows.shape[0]
+            out[inside] = rows[index[inside]]
+        return out
 
     def zero(self, slots: Sequence[int]) -> None:
         """Overwrite ``slots`` with zeros and push the bytes to the file."""
