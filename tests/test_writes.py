@@ -278,3 +278,13 @@ def test_a_declared_spec_wins_over_a_persisted_one(db_path: str, clock: Clock) -
                               PredicateSpec("plan", Cardinality.MANY)])
     with Memvara(db_path, registry=many, clock=clock) as mem:
         assert mem.registry.spec("plan").cardinality is Cardinality.MANY
+
+
+def test_a_persisted_spec_whose_alias_is_taken_is_skipped(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock,
+                 registry=PredicateRegistry([PredicateSpec("plan", Cardinality.ONE, aliases=("tier",))])):
+        pass
+    mine = PredicateRegistry([PredicateSpec("tier", Cardinality.MANY)])
+    with Memvara(db_path, registry=mine, clock=clock) as mem:
+        assert not mem.registry.is_known("plan")
+        assert mem.registry.spec("tier").cardinality is Cardinality.MANY

@@ -1,0 +1,37 @@
+"""Resolution of one call's scope, instants and states."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvara import InvalidArgumentError, Scope
+from memvara._args import UNSET, Unset, resolve_scope, resolve_states, resolve_time
+from memvara._time import to_micros
+
+from .conftest import JAN, JUN
+
+
+def test_unset_is_a_falsy_singleton() -> None:
+    assert Unset() is UNSET and not UNSET and repr(UNSET) == "UNSET"
+
+
+def test_resolve_scope_without_keywords_is_the_base() -> None:
+    base = Scope("t", "u", "a", "s")
+    assert resolve_scope(base, UNSET, UNSET, UNSET, UNSET) is base
+    assert resolve_scope(base, "t2", UNSET, UNSET, UNSET) == Scope("t2")
+
+
+def test_resolve_time_defaults() -> None:
+    tq = resolve_time(None, None, None, 99)
+    assert (tq.known_at, tq.valid_at) == (99, 99)
+    assert resolve_time(None, None, None, 99, valid_default_now=False).valid_at is None
+    tq = resolve_time(JAN, JUN, None, 99)
+    assert (tq.valid_at, tq.known_at) == (to_micros(JAN, "x"), to_micros(JUN, "x"))
+
+
+def test_resolve_states() -> None:
+    assert resolve_states(None, None) == {"live"}
+    assert resolve_states(("ended", "retired"), None) == {"ended", "retired"}
+    assert resolve_states(None, True) == {"live", "ended", "retired"}
+    with pytest.raises(InvalidArgumentError, match="states"):
+        resolve_states(3, None)

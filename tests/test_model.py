@@ -1,0 +1,43 @@
+"""The domain values: claims, scopes, receipts, states."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvara import STATES, Claim, InvalidArgumentError, Memvara, Scope, Skip, WriteReceipt
+
+from .conftest import JAN, JUN, Clock
+
+
+def test_state_is_derived_from_the_record() -> None:
+    assert Claim("u", "p", "o").state == "live"
+    assert Claim("u", "p", "o", valid_to=JUN).state == "ended"
+    assert Claim("u", "p", "o", valid_to=JUN, invalidated_at=JUN).state == "retired"
+    assert STATES == ("live", "ended", "retired")
+
+
+def test_claims_are_hashable_values() -> None:
+    a = Claim("u", "p", "o", meta={"k": [1, 2]})
+    assert a == Claim("u", "p", "o", meta={"k": [1, 2]})
+    assert len({a, Claim("u", "p", "o", meta={"k": [1, 2]})}) == 1
+
+
+def test_scope_renders_and_validates() -> None:
+    assert str(Scope()) == "<root>"
+    assert str(Scope("t", "u", None, "s")) == "tenant=t/user=u/session=s"
+    with pytest.raises(InvalidArgumentError, match="agent"):
+        Scope(agent="")
+
+
+def test_receipt_aliases_and_repr() -> None:
+    c = Claim("u", "p", "o")
+    receipt = WriteReceipt(added=(c,), ended=(c,), retired=(c,), skipped=(Skip("ok", "ack"),),
+                           llm_calls=1, elapsed_ms=42.25)
+    assert receipt.closed == (c, c) and receipt.invalidated == receipt.closed
+    assert repr(receipt) == "<WriteReceipt +1 ~0 -2 skip=1 llm=1 42.2ms>"
+
+
+def test_a_new_claim_cannot_arrive_retired(clock: Clock) -> None:
+    with Memvara(clock=clock) as mem:
+        with pytest.raises(InvalidArgumentError, match="invalidated_at"):
+            mem.remember_many([Claim("u", "p", "o", invalidated_at=JAN)])
