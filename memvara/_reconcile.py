@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ._entities import entity_key
 from ._model import Claim
-from ._time import optional_micros, to_micros
+from ._time import to_micros
 from .schema import Cardinality
 
 __all__ = ["Plan", "plan_write"]
@@ -43,15 +44,8 @@ class Plan:
     valid_to: int | None = None  # the new claim's end, possibly bounded by a later value
 
 
-def _conflicts(new: Claim, old: Claim, cardinality: Cardinality) -> bool:
-    same_object = entity_key(new.object) == entity_key(old.object)
-    if same_object:
-        return new.polarity != old.polarity
-    return cardinality is Cardinality.ONE and new.polarity > 0 and old.polarity > 0
-
-
-def _end(claim: Claim) -> int | None:
-    return optional_micros(claim.valid_to, "valid_to")
+def _micros(value: datetime | None) -> int | None:
+    return None if value is None else to_micros(value, "valid_to")
 
 
 def _overlaps(start: int, end: int | None, other_start: int, other_end: int | None) -> bool:
@@ -69,24 +63,29 @@ def plan_write(
         cardinality: the predicate's cardinality.
         close: ``"ended"`` or ``"retired"``, how a conflicting value is closed.
     """
+    plan = Plan(valid_to=_micros(new.valid_to))
+    if not existing:
+        return plan
     start = to_micros(new.valid_from, "valid_from")
     recorded = to_micros(new.recorded_at, "recorded_at")
-    plan = Plan(valid_to=_end(new))
+    key = entity_key(new.object)
+    single = cardinality is Cardinality.ONE and new.polarity > 0
+    conflicting: list[tuple[Claim, int, int | None]] = []
     for old in existing:
-        if (
-            entity_key(new.object) == entity_key(old.object)
-            and new.polarity == old.polarity
-            and _overlaps(start, plan.valid_to, to_micros(old.valid_from, "valid_from"), _end(old))
-        ):
-            return Plan(reinforce=old)
-    conflicting = [old for old in existing if _conflicts(new, old, cardinality)]
+        old_start, old_end = to_micros(old.valid_from, "valid_from"), _micros(old.valid_to)
+        if entity_key(old.object) == key:
+            if old.polarity == new.polarity:
+                if _overlaps(start, plan.valid_to, old_start, old_end):
+                    return Plan(reinforce=old)
+                continue
+        elif not (single and old.polarity > 0):
+            continue
+        conflicting.append((old, old_start, old_end))
     if close == "ended":
-        for old in conflicting:
-            old_start = to_micros(old.valid_from, "valid_from")
+        for _, old_start, _ in conflicting:
             if old_start > start and (plan.valid_to is None or old_start < plan.valid_to):
                 plan.valid_to = old_start
-    for old in conflicting:
-        old_start, old_end = to_micros(old.valid_from, "valid_from"), _end(old)
+    for old, old_start, old_end in conflicting:
         if not _overlaps(start, plan.valid_to, old_start, old_end):
             continue
         at = max(recorded, to_micros(old.recorded_at, "recorded_at"))

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 
 import numpy as np
 import numpy.typing as npt
@@ -73,14 +73,21 @@ class Writer:
         obj = _args.check_text(claim.object, f"{index}object")
         predicate = self._registry.canonical(_args.check_text(claim.predicate, f"{index}predicate"))
         polarity = _args.check_polarity(claim.polarity)
-        recorded = now if claim.recorded_at is None else to_micros(claim.recorded_at, "recorded_at")
-        if claim.valid_from is not None:
-            start = to_micros(claim.valid_from, "valid_from")
+        if claim.recorded_at is None:
+            recorded, recorded_at = now, from_micros(now)
         else:
-            start = recorded if default_valid_from is None else default_valid_from
-        end = optional_micros(claim.valid_to, "valid_to")
-        if end is not None and end <= start:
-            raise InvalidTimeError("valid_to", "must be later than valid_from")
+            recorded, recorded_at = _instant(claim.recorded_at, "recorded_at")
+        if claim.valid_from is not None:
+            start, valid_from = _instant(claim.valid_from, "valid_from")
+        elif default_valid_from is None:
+            start, valid_from = recorded, recorded_at
+        else:
+            start, valid_from = default_valid_from, from_micros(default_valid_from)
+        valid_to = None
+        if claim.valid_to is not None:
+            end, valid_to = _instant(claim.valid_to, "valid_to")
+            if end <= start:
+                raise InvalidTimeError("valid_to", "must be later than valid_from")
         if claim.invalidated_at is not None or claim.invalidated_by is not None:
             raise InvalidArgumentError("invalidated_at", "a new claim cannot be written retired")
         text = claim.text or render(subject, predicate, obj, polarity)
@@ -88,16 +95,16 @@ class Writer:
             subject=subject,
             predicate=predicate,
             object=obj,
-            valid_from=from_micros(start),
-            valid_to=None if end is None else from_micros(end),
-            recorded_at=from_micros(recorded),
+            valid_from=valid_from,
+            valid_to=valid_to,
+            recorded_at=recorded_at,
             polarity=polarity,
             confidence=_args.check_confidence(claim.confidence),
             memory_type=_args.check_memory_type(claim.memory_type),
-            sources=_args.check_sources(claim.sources),
+            sources=_args.check_sources(claim.sources) if claim.sources else (),
             text=_args.check_text(text, "text"),
-            extractor=_args.check_text(claim.extractor or "remember", "extractor"),
-            meta=_args.check_meta(claim.meta),
+            extractor=_args.check_text(claim.extractor, "extractor") if claim.extractor else "remember",
+            meta=_args.check_meta(claim.meta) if claim.meta else {},
             scope=scope,
         )
 
@@ -138,7 +145,10 @@ class Writer:
         for scope, indices in by_scope.items():
             slots = [(entity_key(claims[i].subject), claims[i].predicate) for i in indices]
             repeated = {slot for slot, n in Counter(slots).items() if n > 1}
-            existing = self._store.slot_claims(scope, set(slots) - repeated)
+            earliest = min(to_micros(claims[i].valid_from, "valid_from") for i in indices)
+            existing = self._store.slot_claims(
+                scope, set(slots) - repeated, ending_after=earliest
+            )
             batch: list[tuple[int, Plan]] = []
             for i, slot in zip(indices, slots):
                 if slot in repeated:
@@ -148,8 +158,8 @@ class Writer:
             self._commit_plans(claims, vectors, batch, outcome)
             for i, slot in zip(indices, slots):  # same slot twice: settle one at a time
                 if slot in repeated:
-                    current = [c for c in self._store.slot_claims(scope, [slot])[slot]
-                               if c.id not in skip_ids]
+                    found = self._store.slot_claims(scope, [slot], ending_after=earliest)[slot]
+                    current = [c for c in found if c.id not in skip_ids]
                     self._commit_plans(
                         claims, vectors, [(i, self._plan(claims[i], current, close))], outcome
                     )
@@ -176,11 +186,13 @@ class Writer:
         new = [_bounded(claims[i], plan.valid_to) for i, plan in inserts]
         stored = store.insert_claims(new, vectors[[i for i, _ in inserts]])
         outcome.added.extend(stored)
+        ends: list[tuple[str, int, int]] = []
+        retires: list[tuple[str, int, str | None]] = []
         for claim, (_, plan) in zip(stored, inserts):
-            for old, valid_to, at in plan.end:
-                outcome.ended.append(store.end_claim(old.id, valid_to, at))
-            for old, at in plan.retire:
-                outcome.retired.append(store.retire_claim(old.id, at, claim.id))
+            ends.extend((old.id, valid_to, at) for old, valid_to, at in plan.end)
+            retires.extend((old.id, at, claim.id) for old, at in plan.retire)
+        outcome.ended.extend(store.end_claims(ends))
+        outcome.retired.extend(store.retire_claims(retires))
 
     # -- supersede ----------------------------------------------------------------------
     def supersede(
@@ -220,9 +232,9 @@ class Writer:
             at_belief = max(recorded, to_micros(old.recorded_at, "recorded_at"))
             old_end = optional_micros(old.valid_to, "valid_to")
             if switch <= to_micros(old.valid_from, "valid_from"):
-                outcome.retired.append(self._store.retire_claim(old.id, at_belief, by))
+                outcome.retired.extend(self._store.retire_claims([(old.id, at_belief, by)]))
             elif old_end is None or switch < old_end:
-                outcome.ended.append(self._store.end_claim(old.id, switch, at_belief))
+                outcome.ended.extend(self._store.end_claims([(old.id, switch, at_belief)]))
         return _receipt(outcome, started)
 
     # -- retire ---------------------------------------------------------------------------
@@ -233,12 +245,9 @@ class Writer:
         when = self.now() if at is None else to_micros(at, "at")
         with self._store.transaction():
             believed = self._store.slot_claims(scope, [slot])[slot]
-            return [
-                self._store.retire_claim(
-                    c.id, max(when, to_micros(c.recorded_at, "recorded_at")), None
-                )
-                for c in believed
-            ]
+            return self._store.retire_claims(
+                [(c.id, max(when, to_micros(c.recorded_at, "recorded_at")), None) for c in believed]
+            )
 
     def delete(self, scope: Scope, claim_id: str, at: datetime | None) -> bool:
         """Retire one claim visible from ``scope``; ``False`` if none or already retired."""
@@ -248,10 +257,18 @@ class Writer:
             claim = self._store.get_claim(claim_id, scope)
             if claim is None or claim.invalidated_at is not None:
                 return False
-            self._store.retire_claim(
-                claim.id, max(when, to_micros(claim.recorded_at, "recorded_at")), None
+            self._store.retire_claims(
+                [(claim.id, max(when, to_micros(claim.recorded_at, "recorded_at")), None)]
             )
             return True
+
+
+def _instant(value: object, argument: str) -> tuple[int, datetime]:
+    """Storage microseconds and the aware UTC datetime for one instant argument."""
+    micros = to_micros(value, argument)
+    if isinstance(value, datetime) and value.tzinfo is timezone.utc:
+        return micros, value
+    return micros, from_micros(micros)
 
 
 def _bounded(claim: Claim, valid_to: int | None) -> Claim:

@@ -146,6 +146,7 @@ class PredicateRegistry:
         self._lock = threading.Lock()
         self._specs: dict[str, PredicateSpec] = {}
         self._alias: dict[str, str] = {}
+        self._resolved: dict[object, str] = {}  # raw name -> canonical, cleared on register
         for spec in specs:
             self.register(spec)
 
@@ -182,6 +183,7 @@ class PredicateRegistry:
             if current is not None:
                 for alias in current.aliases:
                     self._alias.pop(alias, None)
+            self._resolved = {}
             self._specs[spec.name] = spec
             self._alias[spec.name] = spec.name
             for alias in spec.aliases:
@@ -190,8 +192,15 @@ class PredicateRegistry:
 
     def canonical(self, name: object) -> str:
         """The slot name a predicate keys under: its alias target, or itself normalized."""
+        if isinstance(name, str):
+            cached = self._resolved.get(name)
+            if cached is not None:
+                return cached
         normal = normalize_predicate(name)
-        return self._alias.get(normal, normal)
+        canonical = self._alias.get(normal, normal)
+        if len(self._resolved) < 65_536:
+            self._resolved[name] = canonical
+        return canonical
 
     def spec(self, name: object) -> PredicateSpec:
         """The spec in force for ``name``; an unknown predicate is ``MANY``/``SLOW``."""

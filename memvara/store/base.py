@@ -89,18 +89,26 @@ class Store(Protocol):
         ...
 
     def slot_claims(
-        self, scope: Scope, slots: Collection[tuple[str, str]]
+        self,
+        scope: Scope,
+        slots: Collection[tuple[str, str]],
+        *,
+        ending_after: int | None = None,
     ) -> dict[tuple[str, str], list[Claim]]:
         """Still-believed claims (``invalidated_at IS NULL``) in each ``(subject_key,
-        predicate)`` slot at exactly ``scope``, oldest ``valid_from`` first."""
+        predicate)`` slot at exactly ``scope``, oldest ``valid_from`` first; with
+        ``ending_after``, only those whose valid time is open or ends after it."""
         ...
 
-    def end_claim(self, claim_id: str, valid_to: int, at: int) -> Claim:
-        """Set ``valid_to`` (learned at ``at``) on a claim; returns it as updated."""
+    def end_claims(self, ends: Sequence[tuple[str, int, int]]) -> list[Claim]:
+        """For each ``(claim_id, valid_to, at)``, set ``valid_to`` as learned at ``at``
+        (keeping an end learned earlier readable to readers before ``at``); returns the
+        claims as updated, in order."""
         ...
 
-    def retire_claim(self, claim_id: str, at: int, by: str | None) -> Claim:
-        """Withdraw belief in a claim at ``at`` (by claim ``by``); returns it as updated."""
+    def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:
+        """For each ``(claim_id, at, by)``, withdraw belief at ``at`` (replaced by claim
+        ``by``, if any); returns the claims as updated, in order."""
         ...
 
     def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:

@@ -37,7 +37,7 @@ from .._time import from_micros, to_micros
 from ..schema import Cardinality, PredicateSpec, Volatility
 from . import _sql
 from ._migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from ._rows import CLAIM_COLUMNS, INSERT_SQL, claim_params, decode_claim, scope_of
+from ._rows import CLAIM_COLUMNS, INSERT_SQL, claim_params, decode_claim, scope_of, with_id
 from ._vectors import VectorFile
 
 __all__ = ["SQLiteStore"]
@@ -69,12 +69,11 @@ def content_hash(text: str) -> str:
 
 
 def _new_id(prefix: str, rowid: int, *parts: object) -> str:
-    digest = hashlib.blake2b(digest_size=8)
-    digest.update(f"{rowid}".encode())
-    for part in parts:
-        digest.update(b"\x1f")
-        digest.update(str(part).encode("utf-8", "surrogatepass"))
-    return prefix + digest.hexdigest()
+    """A deterministic public id: the rowid and the content, hashed (no uuid, no clock)."""
+    material = "\x1f".join([str(rowid), *map(str, parts)])
+    return prefix + hashlib.blake2b(
+        material.encode("utf-8", "surrogatepass"), digest_size=8
+    ).hexdigest()
 
 
 class SQLiteStore:
@@ -234,12 +233,23 @@ class SQLiteStore:
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
-        """The writer inside a transaction (opening one if the caller has none)."""
-        with self.transaction():
-            try:
-                yield self._writer
-            except sqlite3.Error as exc:
-                raise _translate(exc) from exc
+        """The writer inside a transaction, opening one only if this thread has none.
+
+        A store method called inside a caller's transaction needs no savepoint of its
+        own: if it fails, the exception unwinds through the caller's transaction.
+        """
+        with self._lock:
+            if self._depth and self._owner == threading.get_ident():
+                try:
+                    yield self._writer
+                except sqlite3.Error as exc:
+                    raise _translate(exc) from exc
+                return
+            with self.transaction():
+                try:
+                    yield self._writer
+                except sqlite3.Error as exc:
+                    raise _translate(exc) from exc
 
     def close(self) -> None:
         """Close every connection and the sidecar. Idempotent."""
@@ -373,8 +383,12 @@ class SQLiteStore:
                 )
                 rows.append((*claim_params(claim, rowid, cid), slot))
                 links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
-                stored.append(replace(claim, id=cid))
+                stored.append(with_id(claim, cid))
             conn.executemany(INSERT_SQL, rows)
+            conn.execute(
+                "INSERT INTO claims_fts (rowid, text) SELECT rowid, text FROM claims"
+                " WHERE rowid > ?", (last,)
+            )
             if links:
                 conn.executemany(
                     "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
@@ -411,6 +425,10 @@ class SQLiteStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            conn.execute(
+                "INSERT INTO episodes_fts (rowid, content) SELECT rowid, content FROM episodes"
+                " WHERE rowid > ?", (last,)
+            )
             return stored
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
@@ -428,59 +446,85 @@ class SQLiteStore:
                        scope=scope_of(tenant, user, agent, session), id=eid)
 
     def slot_claims(
-        self, scope: Scope, slots: Collection[tuple[str, str]]
+        self,
+        scope: Scope,
+        slots: Collection[tuple[str, str]],
+        *,
+        ending_after: int | None = None,
     ) -> dict[tuple[str, str], list[Claim]]:
         """Still-believed claims per slot at exactly ``scope``; see ``Store.slot_claims``."""
         found: dict[tuple[str, str], list[Claim]] = {slot: [] for slot in slots}
         if not found:
             return found
-        where, params = _sql.scope_exact(scope)
+        where, params = _sql.scope_exact(scope, "claims.")
+        if ending_after is not None:
+            where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
+            params.append(ending_after)
         keys = list(found)
         with self._reading() as conn:
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
-                pairs = " OR ".join("(subject_key = ? AND predicate = ?)" for _ in chunk)
-                flat = [part for pair in chunk for part in pair]
+                # The wanted slots drive the loop (CROSS JOIN fixes the order), so each is
+                # one probe of the slot index whatever the planner thinks of the scope.
                 rows = conn.execute(
-                    f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims WHERE ({pairs})"
-                    f" AND {where} AND invalidated_at IS NULL ORDER BY valid_from, rowid",
-                    [*flat, *params],
+                    f"WITH wanted (k, p) AS (VALUES {','.join(['(?, ?)'] * len(chunk))})"
+                    f" SELECT {CLAIM_COLUMNS}, claims.subject_key FROM wanted CROSS JOIN claims"
+                    f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
+                    f" WHERE {where} AND claims.invalidated_at IS NULL"
+                    f" ORDER BY claims.valid_from, claims.rowid",
+                    [*(part for pair in chunk for part in pair), *params],
                 ).fetchall()
                 for row in rows:
                     found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
-    def _update_one(self, sql: str, params: Sequence[object], claim_id: str) -> Claim:
-        with self._writing() as conn:
-            row = conn.execute(sql + f" WHERE id = ? RETURNING {CLAIM_COLUMNS}",
-                               [*params, claim_id]).fetchone()
-            if row is None:  # pragma: no cover - the id was read in this same transaction
-                raise StoreError(f"claim {claim_id!r} vanished during the write")
-            return decode_claim(row, None)
+    def _claims_by_id(self, conn: sqlite3.Connection, ids: Sequence[str]) -> list[Claim]:
+        found: dict[str, Claim] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in conn.execute(
+                f"SELECT {CLAIM_COLUMNS} FROM claims WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                found[row[1]] = decode_claim(row, None)
+        missing = [i for i in ids if i not in found]
+        if missing:  # pragma: no cover - the ids were read in this same transaction
+            raise StoreError(f"claims {missing[:3]!r} vanished during the write")
+        return [found[i] for i in ids]
 
-    def end_claim(self, claim_id: str, valid_to: int, at: int) -> Claim:
-        """Set ``valid_to`` learned at ``at``; see ``Store.end_claim``.
+    def end_claims(self, ends: Sequence[tuple[str, int, int]]) -> list[Claim]:
+        """Set each ``(claim_id, valid_to, at)``; see ``Store.end_claims``.
 
         An end learned earlier is kept in ``claim_closures`` first, so a reader between
         the two closures still sees the end believed then.
         """
+        if not ends:
+            return []
         with self._writing() as conn:
-            kept = conn.execute(
+            conn.executemany(
                 "INSERT OR REPLACE INTO claim_closures (claim_rowid, known_at, valid_to)"
                 " SELECT rowid, valid_to_known_at, valid_to FROM claims"
                 " WHERE id = ? AND valid_to IS NOT NULL AND valid_to_known_at < ?",
-                (claim_id, at),
-            ).rowcount
-            return self._update_one(
-                "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised OR ?",
-                (valid_to, at, kept > 0), claim_id,
+                [(cid, at) for cid, _, at in ends],
             )
+            conn.executemany(
+                "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised"
+                " OR EXISTS (SELECT 1 FROM claim_closures WHERE claim_rowid = claims.rowid)"
+                " WHERE id = ?",
+                [(valid_to, at, cid) for cid, valid_to, at in ends],
+            )
+            return self._claims_by_id(conn, [cid for cid, _, _ in ends])
 
-    def retire_claim(self, claim_id: str, at: int, by: str | None) -> Claim:
-        """Withdraw belief at ``at``; see ``Store.retire_claim``."""
-        return self._update_one(
-            "UPDATE claims SET invalidated_at = ?, invalidated_by = ?", (at, by), claim_id
-        )
+    def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:
+        """Withdraw belief for each ``(claim_id, at, by)``; see ``Store.retire_claims``."""
+        if not retires:
+            return []
+        with self._writing() as conn:
+            conn.executemany(
+                "UPDATE claims SET invalidated_at = ?, invalidated_by = ? WHERE id = ?",
+                [(at, by, cid) for cid, at, by in retires],
+            )
+            return self._claims_by_id(conn, [cid for cid, _, _ in retires])
 
     def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:
         """Count another observation and merge ``sources``; see ``Store.reinforce_claim``."""
@@ -495,11 +539,11 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
                 [(s, rowid) for s in sources],
             )
-            return self._update_one(
-                "UPDATE claims SET observations = observations + 1, sources = ?",
-                (json.dumps(merged, ensure_ascii=False) if merged else None,),
-                claim_id,
+            conn.execute(
+                "UPDATE claims SET observations = observations + 1, sources = ? WHERE rowid = ?",
+                (json.dumps(merged, ensure_ascii=False) if merged else None, rowid),
             )
+            return self._claims_by_id(conn, [claim_id])[0]
 
     # -- reads ------------------------------------------------------------------------
     def get_claim(self, claim_id: str, scope: Scope) -> Claim | None:
