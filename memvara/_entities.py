@@ -43,7 +43,16 @@ def _strip_accents(text: str) -> str:
     return "".join(out)
 
 
+# ASCII punctuation, symbols and control characters become spaces: the fast path for
+# plain ASCII names, equivalent to the Unicode path below on ASCII input.
+_ASCII_SPACES = str.maketrans({
+    chr(c): " " for c in range(128) if not chr(c).isalnum()
+})
+
+
 def _tokens(text: str) -> list[str]:
+    if text.isascii():
+        return text.lower().translate(_ASCII_SPACES).split()
     chars = [
         " " if unicodedata.category(ch)[0] in "PSZC" else ch
         for ch in _strip_accents(unicodedata.normalize("NFKD", text)).casefold()

@@ -58,3 +58,25 @@ def test_the_fold_is_idempotent() -> None:
 def test_non_strings_are_refused() -> None:
     with pytest.raises(InvalidArgumentError, match="name"):
         entity_key(42)  # type: ignore[arg-type]
+
+
+def test_the_ascii_fast_path_agrees_with_the_unicode_path() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from memvara._entities import _strip_accents
+
+    import unicodedata
+
+    def slow(text: str) -> list[str]:
+        chars = [" " if unicodedata.category(ch)[0] in "PSZC" else ch
+                 for ch in _strip_accents(unicodedata.normalize("NFKD", text)).casefold()]
+        return "".join(chars).split()
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(max_codepoint=127)))
+    def check(text: str) -> None:
+        from memvara._entities import _tokens
+        assert _tokens(text) == slow(text)
+
+    check()

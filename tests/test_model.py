@@ -41,3 +41,18 @@ def test_a_new_claim_cannot_arrive_retired(clock: Clock) -> None:
     with Memvara(clock=clock) as mem:
         with pytest.raises(InvalidArgumentError, match="invalidated_at"):
             mem.remember_many([Claim("u", "p", "o", invalidated_at=JAN)])
+
+
+def test_with_id_copies_every_field() -> None:
+    from dataclasses import fields, replace
+
+    from memvara.store._rows import with_id
+
+    full = Claim("u", "p", "o", valid_from=JAN, valid_to=JUN, recorded_at=JAN,
+                 invalidated_at=JUN, invalidated_by="c2", polarity=-1, confidence=0.5,
+                 memory_type="episodic", sources=("e1",), text="t", extractor="x",
+                 meta={"k": 1}, scope=Scope(user="u"), id="old", valid_to_known_at=JUN,
+                 observations=3)
+    copied = with_id(full, "new")
+    assert copied == replace(full, id="new")
+    assert all(getattr(copied, f.name) == getattr(full, f.name) for f in fields(Claim) if f.name != "id")

@@ -377,11 +377,9 @@ class SQLiteStore:
             links: list[tuple[str, int]] = []
             for offset, (claim, slot) in enumerate(zip(claims, slots), start=1):
                 rowid = last + offset
-                cid = _new_id(
-                    "c", rowid, claim.scope, claim.subject, claim.predicate, claim.object,
-                    claim.polarity, claim.valid_from, claim.recorded_at,
-                )
-                rows.append((*claim_params(claim, rowid, cid), slot))
+                params = claim_params(claim, rowid, "")
+                cid = _new_id("c", rowid, *params[2:12], params[14])
+                rows.append((rowid, cid, *params[2:], slot))
                 links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 stored.append(with_id(claim, cid))
             conn.executemany(INSERT_SQL, rows)
