@@ -142,6 +142,8 @@ class Writer:
         by_scope: dict[Scope, list[int]] = {}
         for i, claim in enumerate(claims):
             by_scope.setdefault(claim.scope, []).append(i)
+        batch: list[tuple[int, Plan]] = []  # claims alone in their slot: one insert for all
+        one_by_one: list[tuple[int, tuple[str, str], int]] = []
         for scope, indices in by_scope.items():
             slots = [(entity_key(claims[i].subject), claims[i].predicate) for i in indices]
             repeated = {slot for slot, n in Counter(slots).items() if n > 1}
@@ -149,20 +151,19 @@ class Writer:
             existing = self._store.slot_claims(
                 scope, set(slots) - repeated, ending_after=earliest
             )
-            batch: list[tuple[int, Plan]] = []
             for i, slot in zip(indices, slots):
                 if slot in repeated:
-                    continue
-                current = [c for c in existing[slot] if c.id not in skip_ids]
-                batch.append((i, self._plan(claims[i], current, close)))
-            self._commit_plans(claims, vectors, batch, outcome)
-            for i, slot in zip(indices, slots):  # same slot twice: settle one at a time
-                if slot in repeated:
-                    found = self._store.slot_claims(scope, [slot], ending_after=earliest)[slot]
-                    current = [c for c in found if c.id not in skip_ids]
-                    self._commit_plans(
-                        claims, vectors, [(i, self._plan(claims[i], current, close))], outcome
-                    )
+                    one_by_one.append((i, slot, earliest))
+                else:
+                    current = [c for c in existing[slot] if c.id not in skip_ids]
+                    batch.append((i, self._plan(claims[i], current, close)))
+        self._commit_plans(claims, vectors, batch, outcome)
+        for i, slot, earliest in sorted(one_by_one):  # same slot twice: in order, one at a time
+            found = self._store.slot_claims(claims[i].scope, [slot], ending_after=earliest)[slot]
+            current = [c for c in found if c.id not in skip_ids]
+            self._commit_plans(
+                claims, vectors, [(i, self._plan(claims[i], current, close))], outcome
+            )
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         return plan_write(claim, existing, self._registry.spec(claim.predicate).cardinality, close)
