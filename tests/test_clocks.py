@@ -13,7 +13,7 @@ import pytest
 from memvara import Claim, InvalidArgumentError, Memvara
 from memvara.store import STATES
 
-from .conftest import AUG, JAN, JUL, JUN, MAR, NOW, SEP, Clock
+from .conftest import AUG, JAN, JUL, JUN, MAR, NOW, SEP
 
 
 def objects(claims: list[Claim]) -> list[str]:
