@@ -60,3 +60,8 @@ def test_closure_is_never_dated_before_the_old_claim_was_recorded() -> None:
     old = claim("Berlin", JAN, recorded=AUG)
     plan = plan_write(claim("Lisbon", JUN, recorded=MAR), [old], ONE, "ended")
     assert plan.end[0][2] == to_micros(AUG, "x")
+
+
+def test_the_same_value_in_a_separate_interval_is_not_a_reinforcement() -> None:
+    plan = plan_write(claim("Berlin", JAN, MAR), [claim("Berlin", JUN, cid="later")], ONE, "ended")
+    assert plan.reinforce is None and plan.end == [] and plan.retire == []

@@ -284,3 +284,12 @@ def test_a_rolled_back_erase_keeps_the_vector(mem: Memvara) -> None:
             raise RuntimeError("abort")
     assert mem.get(claim.id) == claim
     assert store.vectors([0]).any()
+
+
+def test_sqlite_errors_inside_a_callers_transaction_are_translated(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    with pytest.raises(StoreError, match="syntax"):
+        with store.transaction():
+            with store._writing() as conn:
+                conn.execute("NOT SQL EITHER")
