@@ -361,6 +361,19 @@ class SQLiteStore:
         return self._vectors.read(slots)
 
     # -- writes -----------------------------------------------------------------------
+    def _reserve(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        n: int,
+        vectors: npt.NDArray[np.float32] | None,
+    ) -> tuple[int, list[int | None]]:
+        """The last rowid of ``table`` and a vector slot per new row (stored now)."""
+        (last,) = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()
+        if vectors is None:
+            return int(last), [None] * n
+        return int(last), list(self._store_vectors(conn, vectors))
+
     def insert_claims(
         self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None
     ) -> list[Claim]:
@@ -368,10 +381,7 @@ class SQLiteStore:
         if not claims:
             return []
         with self._writing() as conn:
-            (last,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()
-            slots: list[int | None] = [None] * len(claims)
-            if vectors is not None:
-                slots = list(self._store_vectors(conn, vectors))
+            last, slots = self._reserve(conn, "claims", len(claims), vectors)
             rows: list[tuple[object, ...]] = []
             stored: list[Claim] = []
             links: list[tuple[str, int]] = []
@@ -401,10 +411,7 @@ class SQLiteStore:
         if not episodes:
             return []
         with self._writing() as conn:
-            (last,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM episodes").fetchone()
-            slots: list[int | None] = [None] * len(episodes)
-            if vectors is not None:
-                slots = list(self._store_vectors(conn, vectors))
+            last, slots = self._reserve(conn, "episodes", len(episodes), vectors)
             rows: list[tuple[object, ...]] = []
             stored: list[Episode] = []
             for offset, (episode, slot) in enumerate(zip(episodes, slots), start=1):
