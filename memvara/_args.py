@@ -19,8 +19,12 @@ from ._time import to_micros
 
 __all__ = [
     "UNSET",
+    "ScopeArg",
     "Unset",
+    "check_claim_id",
+    "check_close",
     "check_confidence",
+    "check_memory_type",
     "check_meta",
     "check_polarity",
     "check_sources",

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from ._errors import InvalidTimeError
 
-__all__ = ["Clock", "from_micros", "system_clock", "to_micros", "optional_micros"]
+__all__ = ["Clock", "from_micros", "now_micros", "optional_micros", "system_clock", "to_micros"]
 
 Clock = Callable[[], datetime]
 """A zero-argument callable returning the current instant; injectable for tests."""
