@@ -8,6 +8,7 @@ claim as it was believed then (see the materialization rule in ``base.py``).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from .._entities import entity_key
 from .._model import Claim, Scope
 from .._time import from_micros, optional_micros, to_micros
 
-__all__ = ["CLAIM_COLUMNS", "claim_params", "decode_claim", "scope_of", "with_id"]
+__all__ = ["CLAIM_COLUMNS", "INSERT_SQL", "claim_row", "decode_claim", "new_id", "scope_of", "with_id"]
 
 CLAIM_COLUMNS = (
     "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
@@ -37,25 +38,37 @@ def _json_or_none(value: object) -> str | None:
     return json.dumps(value, sort_keys=True, ensure_ascii=False) if value else None
 
 
-def claim_params(claim: Claim, rowid: int, claim_id: str) -> tuple[object, ...]:
-    """The INSERT parameters for a claim, in ``CLAIM_COLUMNS`` order."""
+def new_id(prefix: str, rowid: int, *parts: object) -> str:
+    """A deterministic public id: the rowid and the content, hashed (no uuid, no clock)."""
+    material = "\x1f".join([str(rowid), *map(str, parts)])
+    return prefix + hashlib.blake2b(
+        material.encode("utf-8", "surrogatepass"), digest_size=8
+    ).hexdigest()
+
+
+def claim_row(claim: Claim, rowid: int, slot: int | None) -> tuple[str, tuple[object, ...]]:
+    """The claim's new id and its ``INSERT_SQL`` parameters (rowid, id, ..., vec_slot)."""
     scope = claim.scope
+    scope_values = (scope.tenant or "", scope.user or "", scope.agent or "", scope.session or "")
+    subject_key = entity_key(claim.subject)
+    valid_from = to_micros(claim.valid_from, "valid_from")
     recorded = to_micros(claim.recorded_at, "recorded_at")
     valid_to = optional_micros(claim.valid_to, "valid_to")
     known = optional_micros(claim.valid_to_known_at, "valid_to_known_at")
-    return (
+    claim_id = new_id(
+        "c", rowid, *scope_values, claim.subject, subject_key, claim.predicate, claim.object,
+        claim.polarity, valid_from, recorded,
+    )
+    return claim_id, (
         rowid,
         claim_id,
-        scope.tenant or "",
-        scope.user or "",
-        scope.agent or "",
-        scope.session or "",
+        *scope_values,
         claim.subject,
-        entity_key(claim.subject),
+        subject_key,
         claim.predicate,
         claim.object,
         claim.polarity,
-        to_micros(claim.valid_from, "valid_from"),
+        valid_from,
         valid_to,
         (recorded if known is None else known) if valid_to is not None else None,
         recorded,
@@ -68,6 +81,7 @@ def claim_params(claim: Claim, rowid: int, claim_id: str) -> tuple[object, ...]:
         _json_or_none(dict(claim.meta)) if claim.meta else None,
         _json_or_none(list(claim.sources)) if claim.sources else None,
         claim.observations,
+        slot,
     )
 
 

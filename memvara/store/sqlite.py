@@ -37,7 +37,15 @@ from .._time import from_micros, to_micros
 from ..schema import Cardinality, PredicateSpec, Volatility
 from . import _sql
 from ._migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from ._rows import CLAIM_COLUMNS, INSERT_SQL, claim_params, decode_claim, scope_of, with_id
+from ._rows import (
+    CLAIM_COLUMNS,
+    INSERT_SQL,
+    claim_row,
+    decode_claim,
+    new_id,
+    scope_of,
+    with_id,
+)
 from ._vectors import VectorFile
 
 __all__ = ["SQLiteStore"]
@@ -66,14 +74,6 @@ def _translate(exc: sqlite3.Error) -> StoreError:
 def content_hash(text: str) -> str:
     """A stable digest of a turn's content (dedupe key; never decides an order alone)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _new_id(prefix: str, rowid: int, *parts: object) -> str:
-    """A deterministic public id: the rowid and the content, hashed (no uuid, no clock)."""
-    material = "\x1f".join([str(rowid), *map(str, parts)])
-    return prefix + hashlib.blake2b(
-        material.encode("utf-8", "surrogatepass"), digest_size=8
-    ).hexdigest()
 
 
 class SQLiteStore:
@@ -387,9 +387,8 @@ class SQLiteStore:
             links: list[tuple[str, int]] = []
             for offset, (claim, slot) in enumerate(zip(claims, slots), start=1):
                 rowid = last + offset
-                params = claim_params(claim, rowid, "")
-                cid = _new_id("c", rowid, *params[2:12], params[14])
-                rows.append((rowid, cid, *params[2:], slot))
+                cid, row = claim_row(claim, rowid, slot)
+                rows.append(row)
                 links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 stored.append(with_id(claim, cid))
             conn.executemany(INSERT_SQL, rows)
@@ -416,7 +415,7 @@ class SQLiteStore:
             stored: list[Episode] = []
             for offset, (episode, slot) in enumerate(zip(episodes, slots), start=1):
                 rowid = last + offset
-                eid = episode.id or _new_id("e", rowid, episode.scope, episode.role,
+                eid = episode.id or new_id("e", rowid, episode.scope, episode.role,
                                             episode.content, episode.ts, episode.recorded_at)
                 recorded = to_micros(episode.recorded_at, "recorded_at")
                 ts = recorded if episode.ts is None else to_micros(episode.ts, "ts")
