@@ -53,6 +53,10 @@ __all__ = ["SQLiteStore"]
 MIN_SQLITE = (3, 35, 0)
 _MEMORY = ":memory:"
 _ERASE_COUNTS = ("claims", "episodes", "embeddings", "sources")
+_TEXT_INDEXES = {"claims": ("claims_fts", "text"), "episodes": ("episodes_fts", "content")}
+
+TEXT_INDEX_BATCH = 256
+"""Rows written one at a time wait for the full-text index until this many do."""
 
 
 def _translate(exc: sqlite3.Error) -> StoreError:
@@ -256,16 +260,17 @@ class SQLiteStore:
         with self._lock:
             if self._closed:
                 return
-            self._closed = True
             with self._readers_lock:
                 for conn in self._readers:
                     conn.close()
                 self._readers.clear()
-            try:
-                if not self._memory:
+            if not self._memory:
+                try:
+                    self.flush_text_index()
                     self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:  # pragma: no cover - best effort; WAL replays on open
-                pass
+                except (StoreError, sqlite3.Error):  # pragma: no cover - needs a failing disk
+                    pass  # best effort: unindexed rows wait for the next flush, WAL replays
+            self._closed = True
             self._writer.close()
             self._vectors.close()
 
@@ -320,11 +325,12 @@ class SQLiteStore:
         return self._vectors.dim
 
     # -- vectors ----------------------------------------------------------------------
-    def _allocate_slots(self, conn: sqlite3.Connection, n: int) -> list[int]:
-        free = [r[0] for r in conn.execute(
-            "SELECT slot FROM vector_free ORDER BY slot LIMIT ?", (n,)
-        )]
-        if free:
+    def _allocate_slots(self, conn: sqlite3.Connection, n: int, any_free: bool) -> list[int]:
+        free: list[int] = []
+        if any_free:
+            free = [r[0] for r in conn.execute(
+                "SELECT slot FROM vector_free ORDER BY slot LIMIT ?", (n,)
+            )]
             conn.execute(
                 f"DELETE FROM vector_free WHERE slot IN ({','.join('?' * len(free))})", free
             )
@@ -339,14 +345,14 @@ class SQLiteStore:
         return free
 
     def _store_vectors(
-        self, conn: sqlite3.Connection, vectors: npt.NDArray[np.float32]
+        self, conn: sqlite3.Connection, vectors: npt.NDArray[np.float32], any_free: bool
     ) -> list[int]:
         if self._vectors.dim is None:
             conn.execute(
                 "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('vector_dim', ?)",
                 (str(int(vectors.shape[1])),),
             )
-        slots = self._allocate_slots(conn, int(vectors.shape[0]))
+        slots = self._allocate_slots(conn, int(vectors.shape[0]), any_free)
         self._vectors.write(slots, vectors)
         return slots
 
@@ -367,12 +373,57 @@ class SQLiteStore:
         table: str,
         n: int,
         vectors: npt.NDArray[np.float32] | None,
-    ) -> tuple[int, list[int | None]]:
-        """The last rowid of ``table`` and a vector slot per new row (stored now)."""
-        (last,) = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()
+    ) -> tuple[int, int, list[int | None]]:
+        """Where ``n`` new rows of ``table`` go: the rowid before them, the text index's
+        watermark, and a vector slot per row (the vectors are written now).
+
+        New rowids start above the watermark even when the rows under it were erased,
+        so a row the index never saw is never taken for one it holds.
+        """
+        last, indexed, any_free = conn.execute(
+            f"SELECT (SELECT coalesce(max(rowid), 0) FROM {table}),"
+            " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = ?),"
+            " EXISTS (SELECT 1 FROM vector_free)",
+            (f"fts_{table}",),
+        ).fetchone()
+        last = max(int(last), int(indexed))
         if vectors is None:
-            return int(last), [None] * n
-        return int(last), list(self._store_vectors(conn, vectors))
+            return last, int(indexed), [None] * n
+        return last, int(indexed), list(self._store_vectors(conn, vectors, bool(any_free)))
+
+    def _index_text(
+        self, conn: sqlite3.Connection, table: str, indexed: int, top: int, *, force: bool
+    ) -> int:
+        """Index the rows of ``table`` above the watermark ``indexed`` up to ``top``, if
+        ``force`` or at least ``TEXT_INDEX_BATCH`` of them wait; how many were indexed.
+        """
+        if top <= indexed or (not force and top - indexed < TEXT_INDEX_BATCH):
+            return 0
+        fts, column = _TEXT_INDEXES[table]
+        done = conn.execute(
+            f"INSERT INTO {fts} (rowid, {column}) SELECT rowid, {column} FROM {table}"
+            " WHERE rowid > ? AND rowid <= ?", (indexed, top)
+        ).rowcount
+        conn.execute("UPDATE store_meta SET value = ? WHERE key = ?", (str(top), f"fts_{table}"))
+        return int(done)
+
+    def flush_text_index(self) -> int:
+        """Index every row still waiting for the full-text index; how many there were.
+
+        Single writes leave their text unindexed until ``TEXT_INDEX_BATCH`` rows wait
+        (one FTS5 flush then serves them all); a text search calls this first, and
+        ``close()`` does too.
+        """
+        done = 0
+        with self._writing() as conn:
+            for table in _TEXT_INDEXES:
+                top, indexed = conn.execute(
+                    f"SELECT (SELECT coalesce(max(rowid), 0) FROM {table}),"
+                    " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = ?)",
+                    (f"fts_{table}",),
+                ).fetchone()
+                done += self._index_text(conn, table, int(indexed), int(top), force=True)
+        return done
 
     def insert_claims(
         self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None
@@ -381,7 +432,7 @@ class SQLiteStore:
         if not claims:
             return []
         with self._writing() as conn:
-            last, slots = self._reserve(conn, "claims", len(claims), vectors)
+            last, indexed, slots = self._reserve(conn, "claims", len(claims), vectors)
             rows: list[tuple[object, ...]] = []
             stored: list[Claim] = []
             links: list[tuple[str, int]] = []
@@ -392,10 +443,7 @@ class SQLiteStore:
                 links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 stored.append(with_id(claim, cid))
             conn.executemany(INSERT_SQL, rows)
-            conn.execute(
-                "INSERT INTO claims_fts (rowid, text) SELECT rowid, text FROM claims"
-                " WHERE rowid > ?", (last,)
-            )
+            self._index_text(conn, "claims", indexed, last + len(rows), force=False)
             if links:
                 conn.executemany(
                     "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
@@ -410,7 +458,7 @@ class SQLiteStore:
         if not episodes:
             return []
         with self._writing() as conn:
-            last, slots = self._reserve(conn, "episodes", len(episodes), vectors)
+            last, indexed, slots = self._reserve(conn, "episodes", len(episodes), vectors)
             rows: list[tuple[object, ...]] = []
             stored: list[Episode] = []
             for offset, (episode, slot) in enumerate(zip(episodes, slots), start=1):
@@ -429,10 +477,7 @@ class SQLiteStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-            conn.execute(
-                "INSERT INTO episodes_fts (rowid, content) SELECT rowid, content FROM episodes"
-                " WHERE rowid > ?", (last,)
-            )
+            self._index_text(conn, "episodes", indexed, last + len(rows), force=False)
             return stored
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
@@ -747,7 +792,10 @@ class SQLiteStore:
                     conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')")
                 except sqlite3.DatabaseError as exc:  # pragma: no cover - needs a damaged segment
                     problems.append(f"{fts}: {exc}")
-                (rows,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+                (rows,) = conn.execute(
+                    f"SELECT count(*) FROM {table} WHERE rowid <= (SELECT CAST(value AS INTEGER)"
+                    " FROM store_meta WHERE key = ?)", (f"fts_{table}",)
+                ).fetchone()
                 (docs,) = conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()
                 if rows != docs:
                     problems.append(f"{fts}: indexes {docs} documents for {rows} rows")
