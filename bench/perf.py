@@ -13,7 +13,7 @@ the min-max spread:
 * ``remember()`` one call at a time, on fresh slots and on revising ONE slots (claims/s);
 * one ``remember_many()`` call of 5,000 fresh claims (claims/s);
 * ``get_all()``, ``count()``, ``history()`` and ``stats()`` latency (ms);
-* bytes on disk per claim (``.db`` + ``.vecs`` + ``-wal``, after ``close()``).
+* bytes on disk per claim (every file in ``SQLiteStore.FILE_SUFFIXES``, after ``close()``).
 
 The data: subjects ``user_0 .. user_{N/10-1}``, ten claims each, written in three rounds
 (years 2020, 2021, 2022 of valid time): ``lives_in`` (ONE, three values: two are ended by
@@ -60,7 +60,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 import memvara
-from memvara import Claim, Memvara, Scope
+from memvara import Claim, Memvara, Scope, SQLiteStore
 
 BATCH = 5_000
 SINGLE_CALLS = 500
@@ -200,7 +200,7 @@ def _build(path: str, n: int, layout: str, cap_s: float) -> Built:
 def _disk_bytes(path: str) -> tuple[int, int]:
     """(apparent size, allocated blocks) of the database, its WAL and the vector sidecar."""
     apparent = allocated = 0
-    for name in (path, path + "-wal", path + ".vecs"):
+    for name in (path + suffix for suffix in SQLiteStore.FILE_SUFFIXES):
         if os.path.exists(name):
             st = os.stat(name)
             apparent += st.st_size
@@ -509,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for layout in args.layout_list:
             for index, n in enumerate(args.size_list):
                 path = os.path.join(base, f"perf-{layout}-{n}.db")
-                for suffix in ("", "-wal", "-shm", ".vecs"):
+                for suffix in SQLiteStore.FILE_SUFFIXES:
                     if os.path.exists(path + suffix):
                         os.remove(path + suffix)
                 print(f"... {layout} N={n:,}: filling", file=sys.stderr, flush=True)

@@ -18,7 +18,7 @@ from ._entities import entity_key
 from ._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
 from ._model import Claim, Scope, WriteReceipt
 from ._time import Clock, system_clock
-from ._writes import Writer, claim_from_args
+from ._writes import Writer
 from .embed import Embedder, HashingEmbedder
 from .schema import BUILTIN_PREDICATES, PredicateRegistry
 from .store.base import Store
@@ -129,13 +129,14 @@ class _MemoryAPI:
         """
         scope = self._at(tenant, user, agent, session)
         close = _args.check_close(close)
-        raw = claim_from_args(
-            subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
-            recorded_at=recorded_at, sources=sources, text=text, confidence=confidence,
-            memory_type=memory_type, polarity=polarity, extractor=extractor, meta=meta,
-        )
         writer = self._core.writer
-        return writer.remember([writer.prepare(raw, scope, writer.now())], close)
+        claim = writer.build(
+            subject, predicate, obj, scope, writer.now(), valid_from=valid_from,
+            valid_to=valid_to, recorded_at=recorded_at, sources=sources, text=text,
+            confidence=confidence, memory_type=memory_type, polarity=polarity,
+            extractor=extractor, meta=meta,
+        )
+        return writer.remember([claim], close)
 
     def remember_many(
         self,

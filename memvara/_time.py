@@ -19,6 +19,8 @@ Clock = Callable[[], datetime]
 """A zero-argument callable returning the current instant; injectable for tests."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+_UTC = timezone.utc
 
 
 def system_clock() -> datetime:
@@ -32,10 +34,10 @@ def to_micros(value: object, argument: str) -> int:
         raise InvalidTimeError(
             argument, f"expected a datetime, got {type(value).__name__} {value!r:.60}"
         )
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        value = value.replace(tzinfo=timezone.utc)
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    tz = value.tzinfo
+    if tz is not _UTC and (tz is None or tz.utcoffset(value) is None):
+        value = value.replace(tzinfo=_UTC)
+    return (value - _EPOCH) // _MICROSECOND
 
 
 def optional_micros(value: object, argument: str) -> int | None:

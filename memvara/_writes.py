@@ -22,7 +22,7 @@ from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
 from ._model import Claim, Scope, WriteReceipt
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
-from .embed import Embedder
+from .embed import Embedder, HashingEmbedder
 from .schema import PredicateRegistry
 from .store.base import Store
 
@@ -68,48 +68,87 @@ class Writer:
         default_valid_from: int | None = None,
         index: str = "",
     ) -> Claim:
-        """Validate a claim and fill in its canonical predicate, times, text and scope."""
-        subject = _args.check_text(claim.subject, f"{index}subject")
-        obj = _args.check_text(claim.object, f"{index}object")
-        predicate = self._registry.canonical(_args.check_text(claim.predicate, f"{index}predicate"))
-        polarity = _args.check_polarity(claim.polarity)
-        if claim.recorded_at is None:
+        """Validate a caller's ``Claim`` and return it ready to write (see ``build``)."""
+        if claim.invalidated_at is not None or claim.invalidated_by is not None:
+            raise InvalidArgumentError("invalidated_at", "a new claim cannot be written retired")
+        return self.build(
+            claim.subject, claim.predicate, claim.object, scope, now,
+            valid_from=claim.valid_from, valid_to=claim.valid_to,
+            recorded_at=claim.recorded_at, sources=claim.sources, text=claim.text or None,
+            confidence=claim.confidence, memory_type=claim.memory_type,
+            polarity=claim.polarity, extractor=claim.extractor or None, meta=claim.meta,
+            default_valid_from=default_valid_from, index=index,
+        )
+
+    def build(
+        self,
+        subject: object,
+        predicate: object,
+        obj: object,
+        scope: Scope,
+        now: int,
+        *,
+        valid_from: object = None,
+        valid_to: object = None,
+        recorded_at: object = None,
+        sources: Iterable[str] = (),
+        text: object = None,
+        confidence: object = 1.0,
+        memory_type: object = "semantic",
+        polarity: object = 1,
+        extractor: object = None,
+        meta: Mapping[str, object] | None = None,
+        default_valid_from: int | None = None,
+        index: str = "",
+    ) -> Claim:
+        """Validate one claim's fields and fill in its canonical predicate, times, text
+        and scope: the ``Claim`` as it will be stored, less its id.
+
+        ``index`` prefixes argument names in errors (``claims[3].subject``).
+        """
+        subject = _args.check_text(subject, f"{index}subject")
+        obj = _args.check_text(obj, f"{index}object")
+        predicate = self._registry.canonical(_args.check_text(predicate, f"{index}predicate"))
+        polarity = _args.check_polarity(polarity)
+        if recorded_at is None:
             recorded, recorded_at = now, from_micros(now)
         else:
-            recorded, recorded_at = _instant(claim.recorded_at, "recorded_at")
-        if claim.valid_from is not None:
-            start, valid_from = _instant(claim.valid_from, "valid_from")
+            recorded, recorded_at = _instant(recorded_at, "recorded_at")
+        if valid_from is not None:
+            start, valid_from = _instant(valid_from, "valid_from")
         elif default_valid_from is None:
             start, valid_from = recorded, recorded_at
         else:
             start, valid_from = default_valid_from, from_micros(default_valid_from)
-        valid_to = None
-        if claim.valid_to is not None:
-            end, valid_to = _instant(claim.valid_to, "valid_to")
+        if valid_to is not None:
+            end, valid_to = _instant(valid_to, "valid_to")
             if end <= start:
                 raise InvalidTimeError("valid_to", "must be later than valid_from")
-        if claim.invalidated_at is not None or claim.invalidated_by is not None:
-            raise InvalidArgumentError("invalidated_at", "a new claim cannot be written retired")
-        text = claim.text or render(subject, predicate, obj, polarity)
+        if text is None:
+            text = render(subject, predicate, obj, polarity)
         return Claim(
-            subject=subject,
-            predicate=predicate,
-            object=obj,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            recorded_at=recorded_at,
-            polarity=polarity,
-            confidence=_args.check_confidence(claim.confidence),
-            memory_type=_args.check_memory_type(claim.memory_type),
-            sources=_args.check_sources(claim.sources) if claim.sources else (),
-            text=_args.check_text(text, "text"),
-            extractor=_args.check_text(claim.extractor, "extractor") if claim.extractor else "remember",
-            meta=_args.check_meta(claim.meta) if claim.meta else {},
-            scope=scope,
+            subject,
+            predicate,
+            obj,
+            valid_from,
+            valid_to,
+            recorded_at,
+            None,
+            None,
+            polarity,
+            _args.check_confidence(confidence),
+            _args.check_memory_type(memory_type),
+            () if sources == () else _args.check_sources(sources),
+            _args.check_text(text, "text"),
+            _args.check_text(extractor, "extractor") if extractor is not None else "remember",
+            _args.check_meta(meta) if meta else {},
+            scope,
         )
 
     def _encode(self, claims: Sequence[Claim]) -> npt.NDArray[np.float32]:
         vectors = self._embedder.encode([c.text for c in claims])
+        if type(self._embedder) is HashingEmbedder:  # ours: its output needs no checking
+            return vectors
         dim = self._embedder.dim
         if not isinstance(vectors, np.ndarray) or vectors.shape != (len(claims), dim):
             raise InvalidArgumentError(
@@ -139,11 +178,14 @@ class Writer:
         outcome: _Outcome,
         skip_ids: frozenset[str],
     ) -> None:
+        if len(claims) == 1:  # the common case: one lookup, one plan
+            self._apply_one(claims, 0, vectors, close, outcome, skip_ids)
+            return
         by_scope: dict[Scope, list[int]] = {}
         for i, claim in enumerate(claims):
             by_scope.setdefault(claim.scope, []).append(i)
         batch: list[tuple[int, Plan]] = []  # claims alone in their slot: one insert for all
-        one_by_one: list[tuple[int, tuple[str, str], int]] = []
+        one_by_one: list[int] = []
         for scope, indices in by_scope.items():
             slots = [(entity_key(claims[i].subject), claims[i].predicate) for i in indices]
             repeated = {slot for slot, n in Counter(slots).items() if n > 1}
@@ -153,17 +195,30 @@ class Writer:
             )
             for i, slot in zip(indices, slots):
                 if slot in repeated:
-                    one_by_one.append((i, slot, earliest))
+                    one_by_one.append(i)
                 else:
                     current = [c for c in existing[slot] if c.id not in skip_ids]
                     batch.append((i, self._plan(claims[i], current, close)))
         self._commit_plans(claims, vectors, batch, outcome)
-        for i, slot, earliest in sorted(one_by_one):  # same slot twice: in order, one at a time
-            found = self._store.slot_claims(claims[i].scope, [slot], ending_after=earliest)[slot]
-            current = [c for c in found if c.id not in skip_ids]
-            self._commit_plans(
-                claims, vectors, [(i, self._plan(claims[i], current, close))], outcome
-            )
+        for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
+            self._apply_one(claims, i, vectors, close, outcome, skip_ids)
+
+    def _apply_one(
+        self,
+        claims: Sequence[Claim],
+        i: int,
+        vectors: npt.NDArray[np.float32],
+        close: str,
+        outcome: _Outcome,
+        skip_ids: frozenset[str],
+    ) -> None:
+        claim = claims[i]
+        slot = (entity_key(claim.subject), claim.predicate)
+        found = self._store.slot_claims(
+            claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from")
+        )[slot]
+        current = [c for c in found if c.id not in skip_ids] if skip_ids else found
+        self._commit_plans(claims, vectors, [(i, self._plan(claim, current, close))], outcome)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         return plan_write(claim, existing, self._registry.spec(claim.predicate).cardinality, close)
@@ -285,42 +340,4 @@ def _receipt(outcome: _Outcome, started: float) -> WriteReceipt:
         ended=tuple(outcome.ended),
         retired=tuple(outcome.retired),
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
-    )
-
-
-def claim_from_args(
-    subject: object,
-    predicate: object,
-    obj: object,
-    *,
-    valid_from: datetime | None,
-    valid_to: datetime | None,
-    recorded_at: datetime | None,
-    sources: Iterable[str],
-    text: str | None,
-    confidence: float,
-    memory_type: str,
-    polarity: int,
-    extractor: str | None,
-    meta: Mapping[str, object],
-) -> Claim:
-    """A raw ``Claim`` from ``remember()``'s keywords (validated later by ``prepare``)."""
-    if text is not None:
-        _args.check_text(text, "text")
-    if extractor is not None:
-        _args.check_text(extractor, "extractor")
-    return Claim(
-        subject=subject,  # type: ignore[arg-type]
-        predicate=predicate,  # type: ignore[arg-type]
-        object=obj,  # type: ignore[arg-type]
-        valid_from=valid_from,
-        valid_to=valid_to,
-        recorded_at=recorded_at,
-        sources=_args.check_sources(sources),
-        text=text or "",
-        confidence=confidence,
-        memory_type=memory_type,
-        polarity=polarity,
-        extractor=extractor or "",
-        meta=meta,
     )

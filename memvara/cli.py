@@ -12,6 +12,7 @@ from typing import TextIO
 from . import __version__
 from ._facade import Memvara
 from ._model import Claim
+from .store.sqlite import SQLiteStore
 
 __all__ = ["main", "run_demo"]
 
@@ -28,7 +29,7 @@ def run_demo(path: str, out: TextIO) -> dict[str, int]:
     Returns:
         The store's ``stats()`` at the end.
     """
-    for suffix in ("", "-wal", "-shm", ".vecs"):
+    for suffix in SQLiteStore.FILE_SUFFIXES:
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
     jan, mar, jun, aug, now = (_day(d) for d in
@@ -64,8 +65,11 @@ def run_demo(path: str, out: TextIO) -> dict[str, int]:
                       f" recorded {c.recorded_at.date()}\n")  # type: ignore[union-attr]
         stats = mem.stats()
         out.write(f"\nstats(): {stats}\n")
-    sizes = {s: os.path.getsize(path + s) for s in ("", ".vecs") if os.path.exists(path + s)}
-    out.write(f"files: {', '.join(f'{path}{s} ({n:,} bytes)' for s, n in sizes.items())}\n")
+        store = mem.store
+        assert isinstance(store, SQLiteStore)  # noqa: S101 - built from a path just above
+        files = store.files
+    sizes = {name: os.path.getsize(name) for name in files if os.path.exists(name)}
+    out.write(f"files: {', '.join(f'{name} ({n:,} bytes)' for name, n in sizes.items())}\n")
     return stats
 
 

@@ -53,3 +53,43 @@ def test_bad_inputs_are_refused() -> None:
         HashingEmbedder().encode("one string")
     with pytest.raises(InvalidArgumentError, match=r"texts\[1\]"):
         HashingEmbedder().encode(["ok", 3])  # type: ignore[list-item]
+
+
+def test_small_inputs_hashed_in_python_match_the_numpy_path_bit_for_bit() -> None:
+    import random
+
+    from memvara.embed import _SMALL_INPUT
+
+    rng = random.Random(7)
+    alphabet = "abcdefghij klmnop QRS.,!\u00e9\u4e2d\U0001f642\t"
+    texts = ["", " ", "a", "ab", "abc", "user lives in Berlin"] + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(500)
+    ]
+    embedder = HashingEmbedder(dim=64)
+    padding = "x" * (_SMALL_INPUT + 1)  # pushes a batch onto the numpy path
+    for text in texts:
+        small = embedder.encode([text])
+        batched = embedder.encode([text, padding])[:1]
+        assert small.dtype == np.float32
+        assert np.array_equal(small, batched), text
+
+
+def test_the_feature_memos_are_bounded_and_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import memvara.embed as embed
+
+    monkeypatch.setattr(embed, "_TRIGRAM_CACHE_SIZE", 8)
+    monkeypatch.setattr(embed, "_WORD_CACHE_SIZE", 2)
+    embedder, fresh = HashingEmbedder(), HashingEmbedder()
+    texts = ["user lives in Berlin", "user works at Acme", "user lives in Berlin",
+             " ".join(f"word{i}" for i in range(60))]  # long: the numpy path
+    for text in texts:
+        assert np.array_equal(embedder.encode([text]), fresh.encode([text]))
+        assert len(embedder._trigram_cache) <= 8 + len(text) + 2
+        assert len(embedder._word_cache) <= 2 + len(text.split())
+
+
+def test_words_are_hashed_without_surrounding_punctuation() -> None:
+    embedder = HashingEmbedder(dim=64)
+    assert embedder._word_feature("(Berlin),") == embedder._word_feature("Berlin")
+    assert embedder._word_feature("...") == (0, 0.0)  # only punctuation: no word feature
+    assert embedder._word_feature("Berlin")[1] in (2.0, -2.0)

@@ -103,15 +103,20 @@ def test_reset_also_clears_the_persisted_schema(db_path: str, clock: Clock) -> N
     assert store_bytes(db_path).count(TOKEN.encode()) == 0
 
 
-def test_freed_vector_slots_are_zeroed_and_reused(mem: Memvara) -> None:
+def test_an_erased_vector_is_zeroed_and_its_slot_never_given_to_a_later_row(mem: Memvara) -> None:
     store = sqlite_store(mem)
-    first = mem.remember("a", "likes", "x").added[0]
-    mem.remember("b", "likes", "y")
-    assert mem.erase(first.id)
-    assert np.count_nonzero(store.vectors([0])) == 0
-    mem.remember("c", "likes", "z")
+    mem.remember("a", "likes", "x")
+    top = mem.remember("b", "likes", "y").added[0]
+    (slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [top.id])[0]
+    assert np.count_nonzero(store.vectors([slot])) > 0
+    assert mem.erase(top.id)
+    assert np.count_nonzero(store.vectors([slot])) == 0
+    later = mem.remember("c", "likes", "z").added[0]
+    (later_slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [later.id])[0]
+    assert later_slot > slot
+    assert np.count_nonzero(store.vectors([slot])) == 0
     assert mem.stats()["embeddings"] == 2
-    assert np.count_nonzero(store.vectors([0])) > 0  # slot 0 was reused
+    assert store.integrity_problems() == []
 
 
 def test_wal_is_truncated_after_an_erase(db_path: str, clock: Clock) -> None:

@@ -10,12 +10,15 @@ import numpy as np
 import pytest
 
 from memvara import (
+    Claim,
     ClosedError,
     DimensionMismatchError,
+    Episode,
     HashingEmbedder,
     Memvara,
     NotAStoreError,
     SchemaVersionError,
+    Scope,
     SQLiteStore,
     StoreError,
     StoreLockedError,
@@ -23,7 +26,7 @@ from memvara import (
 from memvara.store._migrations import APPLICATION_ID, SCHEMA_VERSION
 from memvara.store.sqlite import _translate
 
-from .conftest import Clock
+from .conftest import NOW, Clock
 
 
 def test_a_new_file_is_wal_and_marked_as_ours(db_path: str) -> None:
@@ -101,8 +104,9 @@ def test_each_vector_is_stored_once_in_the_sidecar(db_path: str, clock: Clock) -
         assert isinstance(store, SQLiteStore)
         columns = [r[1] for r in store._query("PRAGMA table_info(claims)")]
         assert "vec_slot" in columns and "embedding" not in columns
-        slots = [r[0] for r in store._query("SELECT vec_slot FROM claims ORDER BY rowid")]
-        assert sorted(slots) == list(range(10))
+        rows = store._query("SELECT rowid, vec_slot FROM claims ORDER BY rowid")
+        slots = [slot for _, slot in rows]
+        assert slots == [rowid for rowid, _ in rows]  # a row's vector sits at its rowid
         expected = mem.embedder.encode([c.text for c in claims])
         np.testing.assert_array_equal(store.vectors(slots), expected)
     sidecar = Path(db_path + ".vecs").read_bytes()
@@ -240,7 +244,6 @@ def test_empty_batches_and_limits(mem: Memvara) -> None:
 
 
 def test_a_store_may_hold_claims_without_vectors(mem: Memvara) -> None:
-    from memvara import Claim, Scope
     from .conftest import NOW
     (stored,) = mem.store.insert_claims(
         [Claim("u", "likes", "x", valid_from=NOW, recorded_at=NOW, text="u likes x",
@@ -270,7 +273,33 @@ def test_a_rolled_back_erase_keeps_the_vector(mem: Memvara) -> None:
             mem.erase(claim.id)
             raise RuntimeError("abort")
     assert mem.get(claim.id) == claim
-    assert store.vectors([0]).any()
+    assert store.vectors([1]).any()
+
+
+def test_an_erase_rolled_back_inside_a_savepoint_keeps_the_vector(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    kept = mem.remember("u", "likes", "x").added[0]
+    gone = mem.remember("u", "likes", "y").added[0]
+    with store.transaction():
+        with pytest.raises(RuntimeError), store.transaction():
+            mem.erase(kept.id)
+            raise RuntimeError("abort the inner step only")
+        mem.erase(gone.id)
+    assert mem.get(kept.id) == kept
+    assert store.vectors([1]).any() and not store.vectors([2]).any()
+    assert store.integrity_problems() == []
+
+
+def test_the_store_lists_its_files(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        assert store.files == [db_path, db_path + "-wal", db_path + "-shm"]
+        mem.remember("u", "likes", "x")
+        assert store.files[-1] == db_path + ".vecs"
+    with Memvara(clock=clock) as memory:
+        assert memory.store.files == []  # type: ignore[attr-defined]
 
 
 def test_sqlite_errors_inside_a_callers_transaction_are_translated(mem: Memvara) -> None:
@@ -280,3 +309,73 @@ def test_sqlite_errors_inside_a_callers_transaction_are_translated(mem: Memvara)
         with store.transaction():
             with store._writing() as conn:
                 conn.execute("NOT SQL EITHER")
+
+
+def test_a_claim_id_addresses_its_row_and_a_stale_or_forged_one_finds_nothing(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    first = mem.remember("user", "likes", "tea").added[0]
+    (rowid,) = store._query("SELECT rowid FROM claims WHERE id = ?", [first.id])[0]
+    assert first.id.startswith(f"c{rowid}-") and len(first.id.split("-")[1]) == 8
+    assert mem.erase(first.id)
+    later = mem.remember("user", "likes", "coffee").added[0]
+    assert not later.id.startswith(f"c{rowid}-")  # an erased row's rowid is never reused
+    assert mem.get(first.id) is None
+    assert not mem.delete(first.id) and not mem.erase(first.id)
+    forged = later.id.split("-")[0] + "-00000000"  # the right row, the wrong digest
+    assert mem.get(forged) is None and not mem.delete(forged)
+    assert mem.get(later.id) == later
+
+
+@pytest.mark.parametrize("claim_id", ["c", "c1", "c1-", "cx-12345678", "c\u0661-12345678",
+                                      "c01-12345678", "e1-12345678", "c1-1234567"])
+def test_strings_that_are_not_claim_ids_find_nothing(mem: Memvara, claim_id: str) -> None:
+    real = mem.remember("user", "likes", "tea").added[0]
+    assert real.id.startswith("c1-")
+    assert mem.get(claim_id) is None
+    assert not mem.delete(claim_id)
+    assert mem.count() == 1
+
+
+def test_a_custom_embedders_vectors_are_stored_as_given(db_path: str, clock: Clock) -> None:
+    class Doubled:
+        """A user's own embedder: not ours, so its output is checked before it is kept."""
+
+        dim = 16
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            return np.asarray(HashingEmbedder(dim=8).encode(texts).repeat(2, axis=1), dtype=np.float64)
+
+    with Memvara(db_path, embedder=Doubled(), clock=clock) as mem:  # type: ignore[arg-type]
+        claim = mem.remember("user", "likes", "tea").added[0]
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        (slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [claim.id])[0]
+        expected = Doubled().encode([claim.text]).astype(np.float32)
+        np.testing.assert_array_equal(store.vectors([slot]), expected)
+
+
+def test_vectors_of_another_width_are_refused_by_the_store(mem: Memvara) -> None:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    mem.remember("user", "likes", "tea")
+    claim = Claim("u", "likes", "x", valid_from=NOW, recorded_at=NOW, text="u likes x",
+                  extractor="import", scope=Scope())
+    with pytest.raises(DimensionMismatchError, match="8-d"):
+        store.insert_claims([claim], np.ones((1, 8), dtype=np.float32))
+    episode = Episode("hello", ts=NOW, recorded_at=NOW, scope=Scope())
+    with pytest.raises(DimensionMismatchError, match="8-d"):
+        store.insert_episodes([episode], np.ones((1, 8), dtype=np.float32))
+    assert mem.count() == 1 and store.integrity_problems() == []
+
+
+def test_misplaced_or_missing_vectors_are_reported(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        mem.remember("user", "likes", "tea")
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        with store._writing() as conn:
+            conn.execute("UPDATE claims SET vec_slot = vec_slot + 100000")
+        problems = store.integrity_problems()
+    assert any("another row's vector" in p for p in problems)
+    assert any("sidecar holds" in p for p in problems)

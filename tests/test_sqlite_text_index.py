@@ -7,12 +7,9 @@ rest. Deleting or editing a row touches the index only if the row is in it.
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from memvara import Claim, Memvara, SQLiteStore
-from memvara.store._migrations import APPLICATION_ID, MIGRATIONS
 from memvara.store.sqlite import TEXT_INDEX_BATCH
 
 from .conftest import Clock
@@ -109,27 +106,3 @@ def test_editing_a_rows_text_keeps_the_index_in_step(mem: Memvara, indexed_first
     assert _matches(store, "violin") == []
     assert _matches(store, "viola") == [claim.id]
     assert store.integrity_problems() == []
-
-
-def test_a_version_1_file_is_migrated_with_its_index_intact(db_path: str, clock: Clock) -> None:
-    conn = sqlite3.connect(db_path, isolation_level=None)
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 1")
-    conn.execute(  # a row indexed the way version 1 did it, at once
-        "INSERT INTO claims (rowid, id, s_tenant, s_user, s_agent, s_session, subject,"
-        " subject_key, predicate, object, polarity, valid_from, recorded_at, confidence,"
-        " memory_type, text, extractor) VALUES (7, 'cold', '', '', '', '', 'user', 'user',"
-        " 'plays', 'the lute', 1, 0, 0, 1.0, 'semantic', 'user plays the lute', 'remember')"
-    )
-    conn.execute("INSERT INTO claims_fts (rowid, text) SELECT rowid, text FROM claims")
-    conn.close()
-    with Memvara(db_path, clock=clock) as mem:
-        store = _store(mem)
-        assert _watermark(store) == 7
-        assert _matches(store, "lute") == ["cold"]
-        assert store.integrity_problems() == []
-        assert mem.erase("cold")
-        assert _matches(store, "lute") == []
-        assert store.integrity_problems() == []

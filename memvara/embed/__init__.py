@@ -8,6 +8,7 @@ will not put "physician" near "doctor".
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -46,6 +47,15 @@ _MIX = _U64(0xFF51AFD7ED558CCD)
 _WORD_WEIGHT = 2.0
 _PUNCT = ".,;:!?\"'()[]{}"
 
+# The same hash in plain Python integers, for inputs too small to repay numpy's
+# per-call overhead (a single remember() embeds one short line).
+_M64 = (1 << 64) - 1
+_T1, _T2, _T3 = ([(b * int(p)) & _M64 for b in range(256)] for p in (_P1, _P2, _P3))
+_SMALL_INPUT = 256
+"""Up to this many bytes in a batch, ``encode`` hashes in Python rather than numpy."""
+_TRIGRAM_CACHE_SIZE = 1 << 16
+_WORD_CACHE_SIZE = 1 << 16
+
 
 class HashingEmbedder:
     """Feature hashing of byte trigrams and whole words into ``dim`` signed buckets.
@@ -66,6 +76,8 @@ class HashingEmbedder:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65_536:
             raise InvalidArgumentError("dim", f"expected an int from 8 to 65536, got {dim!r}")
         self._dim = dim
+        self._trigram_cache: dict[tuple[int, int, int], tuple[int, float]] = {}
+        self._word_cache: dict[str, tuple[int, float]] = {}
 
     @property
     def dim(self) -> int:
@@ -91,7 +103,10 @@ class HashingEmbedder:
             if not isinstance(text, str):
                 raise InvalidArgumentError(f"texts[{i}]", f"expected str, got {type(text).__name__}")
             folded.append(" " + " ".join(text.casefold().split()) + " ")
-        tri_index, tri_weight = self._trigrams([s.encode("utf-8", "surrogatepass") for s in folded])
+        encoded = [s.encode("utf-8", "surrogatepass") for s in folded]
+        if sum(map(len, encoded)) <= _SMALL_INPUT:
+            return self._encode_small(encoded, folded)
+        tri_index, tri_weight = self._trigrams(encoded)
         word_index, word_weight = self._words(folded)
         vectors = np.bincount(
             np.concatenate((tri_index, word_index)),
@@ -101,6 +116,49 @@ class HashingEmbedder:
         norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
         np.divide(vectors, norms, out=vectors, where=norms > 0)
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _encode_small(self, encoded: list[bytes], folded: list[str]) -> npt.NDArray[np.float32]:
+        """``encode`` for a few short texts: the same features, the same bits out.
+
+        Trigram features are memoized (text reuses a small vocabulary of trigrams); the
+        sums are of small integers, so they are exact in any order, and dividing in
+        float64 before rounding to float32 matches the numpy path bit for bit.
+        """
+        dim = self._dim
+        known, words = self._trigram_cache, self._word_cache
+        if len(known) > _TRIGRAM_CACHE_SIZE:
+            known.clear()
+        if len(words) > _WORD_CACHE_SIZE:
+            words.clear()
+        vectors = np.zeros((len(encoded), dim), dtype=np.float32)
+        for row, (data, text) in enumerate(zip(encoded, folded)):
+            buckets: dict[int, float] = {}
+            get = buckets.get
+            for trigram in zip(data, data[1:], data[2:]):
+                feature = known.get(trigram)
+                if feature is None:
+                    feature = known[trigram] = self._trigram_feature(*trigram)
+                bucket, weight = feature
+                buckets[bucket] = get(bucket, 0.0) + weight
+            for word in text.split():
+                feature = words.get(word)
+                if feature is None:
+                    feature = words[word] = self._word_feature(word)
+                bucket, weight = feature
+                if weight:
+                    buckets[bucket] = get(bucket, 0.0) + weight
+            norm = math.sqrt(sum(v * v for v in buckets.values()))
+            if norm > 0:
+                vectors[row, list(buckets)] = [v / norm for v in buckets.values()]
+        return vectors
+
+    def _trigram_feature(self, a: int, b: int, c: int) -> tuple[int, float]:
+        """The bucket and sign of one byte trigram: ``_trigrams``' hash, one at a time."""
+        h = (_T1[a] + _T2[b] + _T3[c]) & _M64
+        h ^= h >> 31
+        h = (h * 0xFF51AFD7ED558CCD) & _M64
+        h ^= h >> 29
+        return h % self._dim, (-1.0 if h >> 63 else 1.0)
 
     def _trigrams(
         self, encoded: list[bytes]
@@ -119,14 +177,27 @@ class HashingEmbedder:
 
     def _words(self, folded: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         dim = self._dim
+        known = self._word_cache
+        if len(known) > _WORD_CACHE_SIZE:
+            known.clear()
         index: list[int] = []
         weight: list[float] = []
         for row, text in enumerate(folded):
             base = row * dim
             for word in text.split():
-                word = word.strip(_PUNCT)
-                if word:
-                    h = zlib.crc32(word.encode("utf-8", "surrogatepass"))
-                    index.append(base + h % dim)
-                    weight.append(-_WORD_WEIGHT if h & 0x80000000 else _WORD_WEIGHT)
+                feature = known.get(word)
+                if feature is None:
+                    feature = known[word] = self._word_feature(word)
+                if feature[1]:
+                    index.append(base + feature[0])
+                    weight.append(feature[1])
         return np.array(index, dtype=np.int64), np.array(weight, dtype=np.float64)
+
+    def _word_feature(self, word: str) -> tuple[int, float]:
+        """The bucket and signed weight of one whitespace-separated token (weight 0 when
+        it is only punctuation)."""
+        word = word.strip(_PUNCT)
+        if not word:
+            return 0, 0.0
+        h = zlib.crc32(word.encode("utf-8", "surrogatepass"))
+        return h % self._dim, (-_WORD_WEIGHT if h & 0x80000000 else _WORD_WEIGHT)

@@ -17,7 +17,7 @@ _V1 = (
     """
     CREATE TABLE claims (
         rowid INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
+        id TEXT NOT NULL,  -- c<rowid>-<digest>: found by rowid, so not indexed
         s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
         s_agent TEXT NOT NULL, s_session TEXT NOT NULL,
         subject TEXT NOT NULL, subject_key TEXT NOT NULL,
@@ -30,7 +30,7 @@ _V1 = (
         meta TEXT, sources TEXT,
         observations INTEGER NOT NULL DEFAULT 1,
         revised INTEGER NOT NULL DEFAULT 0,
-        vec_slot INTEGER
+        vec_slot INTEGER  -- the sidecar row of its vector: its own rowid, or NULL if none
     )
     """,
     # Earlier ends of a claim whose valid_to was revised (closed again later), so a reader
@@ -66,7 +66,11 @@ _V1 = (
     """,
     # External-content FTS: the text is stored once, in the row it indexes. Inserts are
     # indexed by the store in one INSERT ... SELECT per batch (a per-row trigger costs
-    # ~28 us a row against ~3 us); deletes, rare, are kept in step by the triggers below.
+    # ~28 us a row against ~3 us), and may lag: FTS5 has a fixed cost per transaction
+    # (~80 us here, more than the rest of a one-row write), so rows written one at a time
+    # wait above the watermark ``fts_<table>`` in store_meta until enough of them do, a
+    # text search needs them, or the store closes. The triggers below touch the index
+    # only for rows at or below the watermark: the rest were never in it.
     """
     CREATE VIRTUAL TABLE claims_fts USING fts5 (
         text, content='claims', content_rowid='rowid',
@@ -79,52 +83,6 @@ _V1 = (
         tokenize='porter unicode61 remove_diacritics 2'
     )
     """,
-    """
-    CREATE TRIGGER claims_fts_delete AFTER DELETE ON claims BEGIN
-        INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-        DELETE FROM claim_sources WHERE claim_rowid = old.rowid AND old.sources IS NOT NULL
-            AND source IN (SELECT value FROM json_each(old.sources));
-        DELETE FROM claim_closures WHERE claim_rowid = old.rowid AND old.revised;
-    END
-    """,
-    """
-    CREATE TRIGGER claims_fts_update AFTER UPDATE OF text ON claims BEGIN
-        INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-        INSERT INTO claims_fts (rowid, text) VALUES (new.rowid, new.text);
-    END
-    """,
-    """
-    CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
-        INSERT INTO episodes_fts (episodes_fts, rowid, content)
-            VALUES ('delete', old.rowid, old.content);
-    END
-    """,
-    # Learned and declared predicate specs, so a fresh process reuses them.
-    """
-    CREATE TABLE predicates (
-        name TEXT PRIMARY KEY, cardinality TEXT NOT NULL, volatility TEXT NOT NULL,
-        aliases TEXT NOT NULL
-    )
-    """,
-    # Vector sidecar bookkeeping: slots freed by erasure, and the high-water mark.
-    "CREATE TABLE vector_free (slot INTEGER PRIMARY KEY)",
-    "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "INSERT INTO store_meta (key, value) VALUES ('vec_hwm', '0')",
-)
-
-# v2: text indexing may lag the table. A single write no longer pays FTS5's fixed cost
-# per transaction (~80 us here against ~60 us for the whole rest of the write); rows
-# above the watermark ``fts_<table>`` in store_meta are indexed together once enough
-# of them wait, before a text search, and at close. The triggers touch the index only
-# for rows at or below the watermark: the rest were never in it.
-_V2 = (
-    "INSERT INTO store_meta (key, value)"
-    " SELECT 'fts_claims', CAST(coalesce(max(rowid), 0) AS TEXT) FROM claims",
-    "INSERT INTO store_meta (key, value)"
-    " SELECT 'fts_episodes', CAST(coalesce(max(rowid), 0) AS TEXT) FROM episodes",
-    "DROP TRIGGER claims_fts_delete",
-    "DROP TRIGGER claims_fts_update",
-    "DROP TRIGGER episodes_fts_delete",
     """
     CREATE TRIGGER claims_fts_delete AFTER DELETE ON claims BEGIN
         INSERT INTO claims_fts (claims_fts, rowid, text) SELECT 'delete', old.rowid, old.text
@@ -151,9 +109,19 @@ _V2 = (
             VALUES ('delete', old.rowid, old.content);
     END
     """,
+    # Learned and declared predicate specs, so a fresh process reuses them.
+    """
+    CREATE TABLE predicates (
+        name TEXT PRIMARY KEY, cardinality TEXT NOT NULL, volatility TEXT NOT NULL,
+        aliases TEXT NOT NULL
+    )
+    """,
+    # Store-wide values: the text indexes' watermarks and the vector width.
+    "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "INSERT INTO store_meta (key, value) VALUES ('fts_claims', '0'), ('fts_episodes', '0')",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

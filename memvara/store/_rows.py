@@ -17,7 +17,17 @@ from .._entities import entity_key
 from .._model import Claim, Scope
 from .._time import from_micros, optional_micros, to_micros
 
-__all__ = ["CLAIM_COLUMNS", "INSERT_SQL", "claim_row", "decode_claim", "new_id", "scope_of", "with_id"]
+__all__ = [
+    "CLAIM_COLUMNS",
+    "INSERT_SQL",
+    "claim_row",
+    "claim_rowid",
+    "decode_claim",
+    "new_claim_id",
+    "new_id",
+    "scope_of",
+    "with_id",
+]
 
 CLAIM_COLUMNS = (
     "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
@@ -46,6 +56,26 @@ def new_id(prefix: str, rowid: int, *parts: object) -> str:
     ).hexdigest()
 
 
+def new_claim_id(rowid: int, *parts: object) -> str:
+    """``c<rowid>-<8 hex digits>``: a claim id that is also its row's address.
+
+    The rowid makes the id unique and its lookup a primary-key probe, so claims need no
+    index on ``id`` (one fewer random page written per insert). The content digest keeps
+    an old id from resolving to a later row that took an erased row's rowid.
+    """
+    material = "\x1f".join(map(str, parts))
+    digest = hashlib.blake2b(material.encode("utf-8", "surrogatepass"), digest_size=4)
+    return f"c{rowid}-{digest.hexdigest()}"
+
+
+def claim_rowid(claim_id: str) -> int:
+    """The rowid a claim id addresses; ``0`` (no row) for a string that is not one."""
+    head, _, digest = claim_id.partition("-")
+    if len(digest) != 8 or not head.startswith("c") or not head[1:].isdigit():
+        return 0
+    return int(head[1:]) if head[1:].isascii() else 0
+
+
 def claim_row(claim: Claim, rowid: int, slot: int | None) -> tuple[str, tuple[object, ...]]:
     """The claim's new id and its ``INSERT_SQL`` parameters (rowid, id, ..., vec_slot)."""
     scope = claim.scope
@@ -55,8 +85,8 @@ def claim_row(claim: Claim, rowid: int, slot: int | None) -> tuple[str, tuple[ob
     recorded = to_micros(claim.recorded_at, "recorded_at")
     valid_to = optional_micros(claim.valid_to, "valid_to")
     known = optional_micros(claim.valid_to_known_at, "valid_to_known_at")
-    claim_id = new_id(
-        "c", rowid, *scope_values, claim.subject, subject_key, claim.predicate, claim.object,
+    claim_id = new_claim_id(
+        rowid, *scope_values, claim.subject, subject_key, claim.predicate, claim.object,
         claim.polarity, valid_from, recorded,
     )
     return claim_id, (

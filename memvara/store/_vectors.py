@@ -38,7 +38,8 @@ class VectorFile:
         self._path = path
         self._dim = dim
         self._lock = threading.Lock()
-        self._rows: Matrix | None = None
+        self._rows: Matrix | None = None  # a plain ndarray view: memmap indexing is slower
+        self._mapping: np.memmap[tuple[int, int], np.dtype[np.float32]] | None = None
         if path is not None and os.path.exists(path):
             self._open_existing(path)
 
@@ -73,7 +74,7 @@ class VectorFile:
 
     def _map(self, capacity: int) -> None:
         if capacity == 0:
-            self._rows = None
+            self._rows = self._mapping = None
             return
         assert self._dim is not None  # noqa: S101 - internal invariant
         if self._path is None:
@@ -82,10 +83,11 @@ class VectorFile:
                 grown[: self._rows.shape[0]] = self._rows
             self._rows = grown
         else:
-            self._rows = np.memmap(
+            self._mapping = np.memmap(
                 self._path, dtype=np.float32, mode="r+", offset=_HEADER,
                 shape=(capacity, self._dim),
             )
+            self._rows = self._mapping.view(np.ndarray)
 
     def _create(self, dim: int) -> None:
         self._dim = dim
@@ -125,7 +127,10 @@ class VectorFile:
             self._ensure(max(slots) + 1)
             rows = self._rows
             assert rows is not None  # noqa: S101 - _ensure mapped it
-            rows[np.asarray(slots, dtype=np.int64)] = vectors
+            if len(slots) == 1:
+                rows[slots[0]] = vectors[0]
+            else:
+                rows[np.asarray(slots, dtype=np.int64)] = vectors
 
     def read(self, slots: Sequence[int]) -> Matrix:
         """The vectors in ``slots``, as a new array; zeros for slots never written.
@@ -163,11 +168,11 @@ class VectorFile:
             self._flush_locked()
 
     def _flush_locked(self) -> None:
-        if isinstance(self._rows, np.memmap):
-            self._rows.flush()
+        if self._mapping is not None:
+            self._mapping.flush()
 
     def close(self) -> None:
         """Flush and drop the mapping; readers' old views stay valid until released."""
         with self._lock:
             self._flush_locked()
-            self._rows = None
+            self._rows = self._mapping = None

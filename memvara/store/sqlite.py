@@ -9,6 +9,7 @@ Works on SQLite 3.35 and newer (CPython here links 3.40.1); nothing newer is req
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ import numpy.typing as npt
 
 from .._errors import (
     ClosedError,
+    DimensionMismatchError,
     NotAStoreError,
     ReadOnlyStoreError,
     SchemaVersionError,
@@ -41,6 +43,7 @@ from ._rows import (
     CLAIM_COLUMNS,
     INSERT_SQL,
     claim_row,
+    claim_rowid,
     decode_claim,
     new_id,
     scope_of,
@@ -54,6 +57,8 @@ MIN_SQLITE = (3, 35, 0)
 _MEMORY = ":memory:"
 _ERASE_COUNTS = ("claims", "episodes", "embeddings", "sources")
 _TEXT_INDEXES = {"claims": ("claims_fts", "text"), "episodes": ("episodes_fts", "content")}
+_SIDECARS = {"claims": ".vecs", "episodes": ".episodes.vecs"}
+"""Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
 
 TEXT_INDEX_BATCH = 256
 """Rows written one at a time wait for the full-text index until this many do."""
@@ -75,13 +80,33 @@ def _translate(exc: sqlite3.Error) -> StoreError:
     return StoreError(f"{type(exc).__name__}: {exc}")
 
 
+@functools.lru_cache(maxsize=64)
+def _slot_sql(n_slots: int, bounded: bool) -> str:
+    """``slot_claims``' query for ``n_slots`` slots (built once per shape).
+
+    The wanted slots drive the loop (CROSS JOIN fixes the order), so each is one probe
+    of the slot index whatever the planner thinks of the scope.
+    """
+    where, _ = _sql.scope_exact(Scope(), "claims.")
+    if bounded:
+        where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
+    return (
+        f"WITH wanted (k, p) AS (VALUES {','.join(['(?, ?)'] * n_slots)})"
+        f" SELECT {CLAIM_COLUMNS}, claims.subject_key FROM wanted CROSS JOIN claims"
+        f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
+        f" WHERE {where} AND claims.invalidated_at IS NULL"
+        f" ORDER BY claims.valid_from, claims.rowid"
+    )
+
+
 def content_hash(text: str) -> str:
     """A stable digest of a turn's content (dedupe key; never decides an order alone)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 class SQLiteStore:
-    """The default ``Store``: one SQLite file plus a ``<path>.vecs`` vector sidecar.
+    """The default ``Store``: one SQLite file plus vector sidecars beside it
+    (``<path>.vecs`` for claims, ``<path>.episodes.vecs`` for episodes).
 
     Args:
         path: a database file (created if missing) or ``":memory:"``.
@@ -93,6 +118,9 @@ class SQLiteStore:
         SchemaVersionError: the file was written by a newer memvara.
         StoreError: SQLite is too old or lacks FTS5.
     """
+
+    FILE_SUFFIXES: tuple[str, ...] = ("", "-wal", "-shm", *_SIDECARS.values())
+    """What a store at ``path`` may add to the name of each of its files."""
 
     def __init__(
         self,
@@ -121,10 +149,13 @@ class SQLiteStore:
         try:
             self._migrate()
             dim = self._meta("vector_dim")
-            self._vectors = VectorFile(
-                None if self._memory else self._path + ".vecs",
-                None if dim is None else int(dim),
-            )
+            self._vectors = {
+                table: VectorFile(
+                    None if self._memory else self._path + suffix,
+                    None if dim is None else int(dim),
+                )
+                for table, suffix in _SIDECARS.items()
+            }
         except BaseException:
             self._writer.close()
             raise
@@ -192,6 +223,7 @@ class SQLiteStore:
             if self._closed:
                 raise ClosedError("the store is closed")
             depth = self._depth
+            mark = len(self._after_commit)
             conn = self._writer
             try:
                 conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
@@ -202,7 +234,7 @@ class SQLiteStore:
             try:
                 yield
             except BaseException:
-                self._rollback(depth)
+                self._rollback(depth, mark)
                 raise
             else:
                 self._commit(depth)
@@ -211,7 +243,7 @@ class SQLiteStore:
                 if depth == 0:
                     self._owner = None
 
-    def _rollback(self, depth: int) -> None:
+    def _rollback(self, depth: int, mark: int) -> None:
         conn = self._writer
         try:
             if depth == 0:
@@ -221,14 +253,13 @@ class SQLiteStore:
                 conn.execute(f"RELEASE sp{depth}")
         except sqlite3.Error:  # pragma: no cover - SQLite already rolled back on its own
             pass
-        if depth == 0:
-            self._after_commit.clear()
+        del self._after_commit[mark:]  # what a rolled-back step scheduled never happened
 
     def _commit(self, depth: int) -> None:
         try:
             self._writer.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
         except sqlite3.Error as exc:  # pragma: no cover - COMMIT fails only on I/O errors
-            self._rollback(depth)
+            self._rollback(depth, 0 if depth == 0 else len(self._after_commit))
             raise _translate(exc) from exc
         if depth == 0:
             hooks, self._after_commit = self._after_commit, []
@@ -272,7 +303,8 @@ class SQLiteStore:
                     pass  # best effort: unindexed rows wait for the next flush, WAL replays
             self._closed = True
             self._writer.close()
-            self._vectors.close()
+            for sidecar in self._vectors.values():
+                sidecar.close()
 
     @property
     def closed(self) -> bool:
@@ -322,49 +354,48 @@ class SQLiteStore:
     @property
     def dim(self) -> int | None:
         """The vector width this store holds, or ``None`` before the first vector."""
-        return self._vectors.dim
+        return self._vectors["claims"].dim or self._vectors["episodes"].dim
+
+    @property
+    def files(self) -> list[str]:
+        """Every file this store keeps on disk now (database, WAL, sidecars): what to
+        copy for a backup after ``close()``, and what erasure must scrub."""
+        if self._memory:
+            return []
+        names = [self._path + suffix for suffix in self.FILE_SUFFIXES]
+        return [name for name in names if os.path.exists(name)]
 
     # -- vectors ----------------------------------------------------------------------
-    def _allocate_slots(self, conn: sqlite3.Connection, n: int, any_free: bool) -> list[int]:
-        free: list[int] = []
-        if any_free:
-            free = [r[0] for r in conn.execute(
-                "SELECT slot FROM vector_free ORDER BY slot LIMIT ?", (n,)
-            )]
-            conn.execute(
-                f"DELETE FROM vector_free WHERE slot IN ({','.join('?' * len(free))})", free
-            )
-        missing = n - len(free)
-        if missing:
-            (hwm,) = conn.execute(
-                "UPDATE store_meta SET value = CAST(value AS INTEGER) + ?"
-                " WHERE key = 'vec_hwm' RETURNING CAST(value AS INTEGER)",
-                (missing,),
-            ).fetchone()
-            free.extend(range(hwm - missing, hwm))
-        return free
-
-    def _store_vectors(
-        self, conn: sqlite3.Connection, vectors: npt.NDArray[np.float32], any_free: bool
+    def _write_vectors(
+        self, conn: sqlite3.Connection, table: str, first: int, vectors: npt.NDArray[np.float32]
     ) -> list[int]:
-        if self._vectors.dim is None:
+        """Write ``vectors`` at the rowids from ``first`` on; the slots written."""
+        if self.dim is None:
             conn.execute(
                 "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('vector_dim', ?)",
                 (str(int(vectors.shape[1])),),
             )
-        slots = self._allocate_slots(conn, int(vectors.shape[0]), any_free)
-        self._vectors.write(slots, vectors)
+        width = int(vectors.shape[1])
+        if self.dim is not None and width != self.dim:
+            raise DimensionMismatchError(
+                f"vectors are {width}-d but this store holds {self.dim}-d vectors"
+            )
+        slots = list(range(first, first + int(vectors.shape[0])))
+        self._vectors[table].write(slots, vectors)
         return slots
 
-    def _free_slots(self, conn: sqlite3.Connection, slots: list[int]) -> None:
-        if not slots:
-            return
-        conn.executemany("INSERT OR IGNORE INTO vector_free (slot) VALUES (?)", [(s,) for s in slots])
-        self._after_commit.append(lambda: self._vectors.zero(slots))
+    def _zero_vectors(self, table: str, slots: list[int]) -> None:
+        """Zero the vectors in ``slots`` once the transaction commits.
 
-    def vectors(self, slots: Sequence[int]) -> npt.NDArray[np.float32]:
-        """The stored vectors for ``slots`` (used by retrieval and integrity checks)."""
-        return self._vectors.read(slots)
+        The rows were under the text index's watermark (erasure flushes it first), and
+        new rowids start above it, so no later row can have been given these slots.
+        """
+        if slots:
+            self._after_commit.append(lambda: self._vectors[table].zero(slots))
+
+    def vectors(self, slots: Sequence[int], table: str = "claims") -> npt.NDArray[np.float32]:
+        """The stored vectors of ``table`` (``claims`` or ``episodes``) at ``slots``."""
+        return self._vectors[table].read(slots)
 
     # -- writes -----------------------------------------------------------------------
     def _reserve(
@@ -375,21 +406,20 @@ class SQLiteStore:
         vectors: npt.NDArray[np.float32] | None,
     ) -> tuple[int, int, list[int | None]]:
         """Where ``n`` new rows of ``table`` go: the rowid before them, the text index's
-        watermark, and a vector slot per row (the vectors are written now).
+        watermark, and each row's vector slot (its rowid; the vectors are written now).
 
         New rowids start above the watermark even when the rows under it were erased,
         so a row the index never saw is never taken for one it holds.
         """
-        last, indexed, any_free = conn.execute(
+        last, indexed = conn.execute(
             f"SELECT (SELECT coalesce(max(rowid), 0) FROM {table}),"
-            " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = ?),"
-            " EXISTS (SELECT 1 FROM vector_free)",
+            " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = ?)",
             (f"fts_{table}",),
         ).fetchone()
         last = max(int(last), int(indexed))
         if vectors is None:
             return last, int(indexed), [None] * n
-        return last, int(indexed), list(self._store_vectors(conn, vectors, bool(any_free)))
+        return last, int(indexed), list(self._write_vectors(conn, table, last + 1, vectors))
 
     def _index_text(
         self, conn: sqlite3.Connection, table: str, indexed: int, top: int, *, force: bool
@@ -412,17 +442,20 @@ class SQLiteStore:
 
         Single writes leave their text unindexed until ``TEXT_INDEX_BATCH`` rows wait
         (one FTS5 flush then serves them all); a text search calls this first, and
-        ``close()`` does too.
+        ``close()`` and erasure do too.
         """
-        done = 0
         with self._writing() as conn:
-            for table in _TEXT_INDEXES:
-                top, indexed = conn.execute(
-                    f"SELECT (SELECT coalesce(max(rowid), 0) FROM {table}),"
-                    " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = ?)",
-                    (f"fts_{table}",),
-                ).fetchone()
-                done += self._index_text(conn, table, int(indexed), int(top), force=True)
+            return self._index_all(conn)
+
+    def _index_all(self, conn: sqlite3.Connection) -> int:
+        done = 0
+        for table in _TEXT_INDEXES:
+            top, indexed = conn.execute(
+                f"SELECT (SELECT coalesce(max(rowid), 0) FROM {table}),"
+                " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = ?)",
+                (f"fts_{table}",),
+            ).fetchone()
+            done += self._index_text(conn, table, int(indexed), int(top), force=True)
         return done
 
     def insert_claims(
@@ -505,23 +538,16 @@ class SQLiteStore:
         found: dict[tuple[str, str], list[Claim]] = {slot: [] for slot in slots}
         if not found:
             return found
-        where, params = _sql.scope_exact(scope, "claims.")
-        if ending_after is not None:
-            where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
-            params.append(ending_after)
         keys = list(found)
+        where: list[object] = [value or "" for value in scope.values()]
+        if ending_after is not None:
+            where.append(ending_after)
         with self._reading() as conn:
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
-                # The wanted slots drive the loop (CROSS JOIN fixes the order), so each is
-                # one probe of the slot index whatever the planner thinks of the scope.
                 rows = conn.execute(
-                    f"WITH wanted (k, p) AS (VALUES {','.join(['(?, ?)'] * len(chunk))})"
-                    f" SELECT {CLAIM_COLUMNS}, claims.subject_key FROM wanted CROSS JOIN claims"
-                    f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
-                    f" WHERE {where} AND claims.invalidated_at IS NULL"
-                    f" ORDER BY claims.valid_from, claims.rowid",
-                    [*(part for pair in chunk for part in pair), *params],
+                    _slot_sql(len(chunk), ending_after is not None),
+                    [*(part for pair in chunk for part in pair), *where],
                 ).fetchall()
                 for row in rows:
                     found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
@@ -532,8 +558,8 @@ class SQLiteStore:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for row in conn.execute(
-                f"SELECT {CLAIM_COLUMNS} FROM claims WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"SELECT {CLAIM_COLUMNS} FROM claims WHERE rowid IN ({','.join('?' * len(chunk))})",
+                [claim_rowid(i) for i in chunk],
             ):
                 found[row[1]] = decode_claim(row, None)
         missing = [i for i in ids if i not in found]
@@ -553,14 +579,14 @@ class SQLiteStore:
             conn.executemany(
                 "INSERT OR REPLACE INTO claim_closures (claim_rowid, known_at, valid_to)"
                 " SELECT rowid, valid_to_known_at, valid_to FROM claims"
-                " WHERE id = ? AND valid_to IS NOT NULL AND valid_to_known_at < ?",
-                [(cid, at) for cid, _, at in ends],
+                " WHERE rowid = ? AND id = ? AND valid_to IS NOT NULL AND valid_to_known_at < ?",
+                [(claim_rowid(cid), cid, at) for cid, _, at in ends],
             )
             conn.executemany(
                 "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised"
                 " OR EXISTS (SELECT 1 FROM claim_closures WHERE claim_rowid = claims.rowid)"
-                " WHERE id = ?",
-                [(valid_to, at, cid) for cid, valid_to, at in ends],
+                " WHERE rowid = ? AND id = ?",
+                [(valid_to, at, claim_rowid(cid), cid) for cid, valid_to, at in ends],
             )
             return self._claims_by_id(conn, [cid for cid, _, _ in ends])
 
@@ -570,16 +596,17 @@ class SQLiteStore:
             return []
         with self._writing() as conn:
             conn.executemany(
-                "UPDATE claims SET invalidated_at = ?, invalidated_by = ? WHERE id = ?",
-                [(at, by, cid) for cid, at, by in retires],
+                "UPDATE claims SET invalidated_at = ?, invalidated_by = ?"
+                " WHERE rowid = ? AND id = ?",
+                [(at, by, claim_rowid(cid), cid) for cid, at, by in retires],
             )
             return self._claims_by_id(conn, [cid for cid, _, _ in retires])
 
     def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:
         """Count another observation and merge ``sources``; see ``Store.reinforce_claim``."""
         with self._writing() as conn:
-            row = conn.execute("SELECT rowid, sources FROM claims WHERE id = ?",
-                               (claim_id,)).fetchone()
+            row = conn.execute("SELECT rowid, sources FROM claims WHERE rowid = ? AND id = ?",
+                               (claim_rowid(claim_id), claim_id)).fetchone()
             if row is None:  # pragma: no cover - the id was read in this same transaction
                 raise StoreError(f"claim {claim_id!r} vanished during the write")
             rowid, old = row
@@ -599,7 +626,8 @@ class SQLiteStore:
         """The claim if visible from ``scope``; see ``Store.get_claim``."""
         where, params = _sql.scope_visible(scope)
         rows = self._query(
-            f"SELECT {CLAIM_COLUMNS} FROM claims WHERE id = ? AND {where}", [claim_id, *params]
+            f"SELECT {CLAIM_COLUMNS} FROM claims WHERE rowid = ? AND id = ? AND {where}",
+            [claim_rowid(claim_id), claim_id, *params],
         )
         return decode_claim(rows[0], None) if rows else None
 
@@ -698,9 +726,11 @@ class SQLiteStore:
         counts = dict.fromkeys(_ERASE_COUNTS, 0)
         where, params = _sql.scope_visible(scope)
         with self._writing() as conn:
+            self._index_all(conn)
             row = conn.execute(
-                f"SELECT rowid, sources, vec_slot FROM claims WHERE id = ? AND {where}",
-                [claim_id, *params],
+                f"SELECT rowid, sources, vec_slot FROM claims WHERE rowid = ? AND id = ?"
+                f" AND {where}",
+                [claim_rowid(claim_id), claim_id, *params],
             ).fetchone()
             if row is None:
                 return counts
@@ -710,6 +740,7 @@ class SQLiteStore:
             conn.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
             counts["claims"] = 1
             freed = [] if slot is None else [slot]
+            episode_slots: list[int] = []
             fts = ["claims_fts"]
             if sources and cited_ids:
                 orphans = [
@@ -719,13 +750,13 @@ class SQLiteStore:
                 ]
                 if orphans:
                     ep_where = f"id IN ({','.join('?' * len(orphans))}) AND {where}"
-                    counts["episodes"], ep_slots = self._delete_episodes(
+                    counts["episodes"], episode_slots = self._delete_episodes(
                         conn, ep_where, [*orphans, *params]
                     )
-                    freed += ep_slots
                     fts.append("episodes_fts")
-            counts["embeddings"] = len(freed)
-            self._free_slots(conn, freed)
+            counts["embeddings"] = len(freed) + len(episode_slots)
+            self._zero_vectors("claims", freed)
+            self._zero_vectors("episodes", episode_slots)
             self._scrub(conn, fts)
         return counts
 
@@ -733,6 +764,7 @@ class SQLiteStore:
         """Remove ``scope`` and everything beneath it; see ``Store.purge``."""
         where, params = _sql.scope_subtree(scope)
         with self._writing() as conn:
+            self._index_all(conn)
             (links,) = conn.execute(
                 f"SELECT count(*) FROM claim_sources WHERE claim_rowid IN"
                 f" (SELECT rowid FROM claims WHERE {where})", params
@@ -741,13 +773,14 @@ class SQLiteStore:
                 f"DELETE FROM claims WHERE {where} RETURNING vec_slot", params
             ).fetchall()
             n_episodes, episode_slots = self._delete_episodes(conn, where, params)
-            freed = [r[0] for r in claim_slots if r[0] is not None] + episode_slots
-            self._free_slots(conn, freed)
+            freed = [r[0] for r in claim_slots if r[0] is not None]
+            self._zero_vectors("claims", freed)
+            self._zero_vectors("episodes", episode_slots)
             self._scrub(conn, ["claims_fts", "episodes_fts"])
         return {
             "claims": len(claim_slots),
             "episodes": n_episodes,
-            "embeddings": len(freed),
+            "embeddings": len(freed) + len(episode_slots),
             "sources": int(links),
         }
 
@@ -799,14 +832,19 @@ class SQLiteStore:
                 (docs,) = conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()
                 if rows != docs:
                     problems.append(f"{fts}: indexes {docs} documents for {rows} rows")
-            (used,) = conn.execute(
-                "SELECT (SELECT count(vec_slot) FROM claims) + (SELECT count(vec_slot) FROM episodes)"
-            ).fetchone()
-            (hwm,) = conn.execute(
-                "SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'vec_hwm'"
-            ).fetchone()
-            (free,) = conn.execute("SELECT count(*) FROM vector_free").fetchone()
-            if used != hwm - free:
-                problems.append(f"vectors: {used} rows hold a slot but {hwm - free} are allocated")
+            for table, sidecar in self._vectors.items():
+                (misplaced, top) = conn.execute(
+                    f"SELECT count(*) FILTER (WHERE vec_slot != rowid), max(vec_slot)"
+                    f" FROM {table}"
+                ).fetchone()
+                if misplaced:
+                    problems.append(f"{table}: {misplaced} rows point at another row's vector")
+                if top is not None:
+                    sidecar.read([top])  # maps whatever another process has grown
+                if top is not None and top >= sidecar.capacity:
+                    problems.append(
+                        f"{table}: row {top} has a vector but the sidecar holds"
+                        f" {sidecar.capacity} slots"
+                    )
         return problems
 
