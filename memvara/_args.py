@@ -140,10 +140,10 @@ def resolve_scope(
     ``user="bob"`` on a handle bound to alice's session reads bob's memory, not a session
     of bob's that happens to share alice's session id.
     """
-    given = (tenant, user, agent, session)
-    first = next((i for i, v in enumerate(given) if not isinstance(v, Unset)), None)
-    if first is None:
+    if tenant is UNSET and user is UNSET and agent is UNSET and session is UNSET:
         return base
+    given = (tenant, user, agent, session)
+    first = next(i for i, v in enumerate(given) if not isinstance(v, Unset))
     values: list[str | None] = []
     for i, (old, new) in enumerate(zip(base.values(), given)):
         if not isinstance(new, Unset):

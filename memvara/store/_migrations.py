@@ -41,6 +41,16 @@ _V1 = (
         PRIMARY KEY (claim_rowid, known_at)
     ) WITHOUT ROWID
     """,
+    # An end of valid time learned again later: keep the earlier one, with when it was
+    # learned (the UPDATE marks the row ``revised`` so readers know to look here).
+    """
+    CREATE TRIGGER claims_keep_closure BEFORE UPDATE OF valid_to ON claims
+    WHEN old.valid_to IS NOT NULL AND old.valid_to_known_at < new.valid_to_known_at
+    BEGIN
+        INSERT OR REPLACE INTO claim_closures (claim_rowid, known_at, valid_to)
+            VALUES (old.rowid, old.valid_to_known_at, old.valid_to);
+    END
+    """,
     "CREATE INDEX claims_slot ON claims (subject_key, predicate, s_user, s_tenant, s_agent, s_session)",
     "CREATE INDEX claims_scope ON claims (s_user, s_tenant, s_agent, s_session)",
     """

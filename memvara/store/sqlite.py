@@ -553,54 +553,44 @@ class SQLiteStore:
                     found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
-    def _claims_by_id(self, conn: sqlite3.Connection, ids: Sequence[str]) -> list[Claim]:
-        found: dict[str, Claim] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            for row in conn.execute(
-                f"SELECT {CLAIM_COLUMNS} FROM claims WHERE rowid IN ({','.join('?' * len(chunk))})",
-                [claim_rowid(i) for i in chunk],
-            ):
-                found[row[1]] = decode_claim(row, None)
-        missing = [i for i in ids if i not in found]
-        if missing:  # pragma: no cover - the ids were read in this same transaction
-            raise StoreError(f"claims {missing[:3]!r} vanished during the write")
-        return [found[i] for i in ids]
-
     def end_claims(self, ends: Sequence[tuple[str, int, int]]) -> list[Claim]:
         """Set each ``(claim_id, valid_to, at)``; see ``Store.end_claims``.
 
-        An end learned earlier is kept in ``claim_closures`` first, so a reader between
-        the two closures still sees the end believed then.
+        An end learned earlier is kept in ``claim_closures`` by the ``claims_keep_closure``
+        trigger, so a reader between the two closures still sees the end believed then.
         """
         if not ends:
             return []
         with self._writing() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO claim_closures (claim_rowid, known_at, valid_to)"
-                " SELECT rowid, valid_to_known_at, valid_to FROM claims"
-                " WHERE rowid = ? AND id = ? AND valid_to IS NOT NULL AND valid_to_known_at < ?",
-                [(claim_rowid(cid), cid, at) for cid, _, at in ends],
-            )
-            conn.executemany(
-                "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised"
-                " OR EXISTS (SELECT 1 FROM claim_closures WHERE claim_rowid = claims.rowid)"
-                " WHERE rowid = ? AND id = ?",
-                [(valid_to, at, claim_rowid(cid), cid) for cid, valid_to, at in ends],
-            )
-            return self._claims_by_id(conn, [cid for cid, _, _ in ends])
+            return [
+                self._updated(conn.execute(
+                    "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised"
+                    " OR (valid_to IS NOT NULL AND valid_to_known_at < ?)"
+                    f" WHERE rowid = ? AND id = ? RETURNING {CLAIM_COLUMNS}",
+                    (valid_to, at, at, claim_rowid(cid), cid),
+                ).fetchone(), cid)
+                for cid, valid_to, at in ends
+            ]
 
     def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:
         """Withdraw belief for each ``(claim_id, at, by)``; see ``Store.retire_claims``."""
         if not retires:
             return []
         with self._writing() as conn:
-            conn.executemany(
-                "UPDATE claims SET invalidated_at = ?, invalidated_by = ?"
-                " WHERE rowid = ? AND id = ?",
-                [(at, by, claim_rowid(cid), cid) for cid, at, by in retires],
-            )
-            return self._claims_by_id(conn, [cid for cid, _, _ in retires])
+            return [
+                self._updated(conn.execute(
+                    "UPDATE claims SET invalidated_at = ?, invalidated_by = ?"
+                    f" WHERE rowid = ? AND id = ? RETURNING {CLAIM_COLUMNS}",
+                    (at, by, claim_rowid(cid), cid),
+                ).fetchone(), cid)
+                for cid, at, by in retires
+            ]
+
+    @staticmethod
+    def _updated(row: Sequence[object] | None, claim_id: str) -> Claim:
+        if row is None:  # pragma: no cover - the id was read in this same transaction
+            raise StoreError(f"claim {claim_id!r} vanished during the write")
+        return decode_claim(row, None)
 
     def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:
         """Count another observation and merge ``sources``; see ``Store.reinforce_claim``."""
@@ -615,11 +605,11 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
                 [(s, rowid) for s in sources],
             )
-            conn.execute(
-                "UPDATE claims SET observations = observations + 1, sources = ? WHERE rowid = ?",
+            return self._updated(conn.execute(
+                "UPDATE claims SET observations = observations + 1, sources = ?"
+                f" WHERE rowid = ? RETURNING {CLAIM_COLUMNS}",
                 (json.dumps(merged, ensure_ascii=False) if merged else None, rowid),
-            )
-            return self._claims_by_id(conn, [claim_id])[0]
+            ).fetchone(), claim_id)
 
     # -- reads ------------------------------------------------------------------------
     def get_claim(self, claim_id: str, scope: Scope) -> Claim | None:
