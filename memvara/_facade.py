@@ -18,7 +18,7 @@ from ._entities import entity_key
 from ._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
 from ._model import Claim, Scope, WriteReceipt
 from ._time import Clock, system_clock
-from ._writes import Writer
+from ._writes import Writer, encode_checked
 from .embed import Embedder, HashingEmbedder
 from .schema import BUILTIN_PREDICATES, PredicateRegistry
 from .store.base import Store
@@ -468,6 +468,7 @@ class Memvara(_MemoryAPI):
         embedder = HashingEmbedder() if embedder is None else embedder
         if not isinstance(embedder, Embedder):
             raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
+        encode_checked(embedder, ["memvara"])  # a broken embedder fails here, not mid-write
         scope = Scope(tenant, user, agent, session)
         registry = PredicateRegistry() if registry is None else registry
         store = SQLiteStore(path) if store is None else store

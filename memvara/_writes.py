@@ -26,7 +26,12 @@ from .embed import Embedder, HashingEmbedder
 from .schema import PredicateRegistry
 from .store.base import Store
 
-__all__ = ["Writer", "render"]
+__all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
+
+EMBED_BATCH = 256
+"""Claims written in smaller batches wait for their vectors until this many do."""
+
+_NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
 
 
 def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
@@ -53,6 +58,17 @@ class Writer:
         self._registry = registry
         self._embedder = embedder
         self._clock = clock
+        self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
+
+    def embed_missing(self) -> int:
+        """Embed every claim still waiting for its vector, in one batched encode (run
+        before the write transaction, like every encode)."""
+        waiting = self._store.claims_missing_vectors()
+        vectors = self._encode_texts([text for _, text in waiting])
+        with self._store.transaction():
+            done = self._store.set_claim_vectors([cid for cid, _ in waiting], vectors)
+        self._backlog = 0
+        return done
 
     def now(self) -> int:
         """The injected clock's current instant, in storage microseconds."""
@@ -145,35 +161,45 @@ class Writer:
             scope,
         )
 
-    def _encode(self, claims: Sequence[Claim]) -> npt.NDArray[np.float32]:
-        vectors = self._embedder.encode([c.text for c in claims])
-        if type(self._embedder) is HashingEmbedder:  # ours: its output needs no checking
-            return vectors
-        dim = self._embedder.dim
-        if not isinstance(vectors, np.ndarray) or vectors.shape != (len(claims), dim):
-            raise InvalidArgumentError(
-                "embedder", f"encode() must return shape ({len(claims)}, {dim}),"
-                f" got {getattr(vectors, 'shape', type(vectors).__name__)}"
-            )
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if not np.isfinite(vectors).all():
-            raise InvalidArgumentError("embedder", "encode() returned NaN or infinite values")
-        return vectors
+    def _encode_texts(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        return encode_checked(self._embedder, texts)
 
     # -- remember ---------------------------------------------------------------------
     def remember(self, claims: Sequence[Claim], close: str) -> WriteReceipt:
-        """Write prepared claims, settling each against its slot; one transaction."""
+        """Write prepared claims, settling each against its slot; one transaction.
+
+        A batch of at least ``EMBED_BATCH`` claims is embedded on the way in; smaller
+        writes are stored without vectors, and embedded together once that many wait.
+        """
         started = time.perf_counter()
-        vectors = self._encode(claims)
+        vectors, waiting, backlog_vectors = self._vectors_for(claims)
         outcome = _Outcome([], [], [], [])
         with self._store.transaction():
+            if waiting:
+                self._store.set_claim_vectors(waiting, backlog_vectors)
             self._apply(claims, vectors, close, outcome, skip_ids=frozenset())
+        self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         return _receipt(outcome, started)
+
+    def _vectors_for(
+        self, claims: Sequence[Claim]
+    ) -> tuple[npt.NDArray[np.float32] | None, list[str], npt.NDArray[np.float32]]:
+        """The new claims' vectors, or ``None`` to store them without; and the backlog's
+        ids and vectors when this write is the one that brings it to ``EMBED_BATCH``.
+
+        Encoding happens here, before the transaction, so a failing embedder fails the
+        write that called it and nothing is stored.
+        """
+        if len(claims) + self._backlog < EMBED_BATCH:
+            return None, [], _NO_VECTORS
+        waiting = self._store.claims_missing_vectors() if self._backlog else []
+        vectors = self._encode_texts([t for _, t in waiting] + [c.text for c in claims])
+        return vectors[len(waiting):], [cid for cid, _ in waiting], vectors[: len(waiting)]
 
     def _apply(
         self,
         claims: Sequence[Claim],
-        vectors: npt.NDArray[np.float32],
+        vectors: npt.NDArray[np.float32] | None,
         close: str,
         outcome: _Outcome,
         skip_ids: frozenset[str],
@@ -207,7 +233,7 @@ class Writer:
         self,
         claims: Sequence[Claim],
         i: int,
-        vectors: npt.NDArray[np.float32],
+        vectors: npt.NDArray[np.float32] | None,
         close: str,
         outcome: _Outcome,
         skip_ids: frozenset[str],
@@ -226,7 +252,7 @@ class Writer:
     def _commit_plans(
         self,
         claims: Sequence[Claim],
-        vectors: npt.NDArray[np.float32],
+        vectors: npt.NDArray[np.float32] | None,
         batch: Sequence[tuple[int, Plan]],
         outcome: _Outcome,
     ) -> None:
@@ -240,7 +266,8 @@ class Writer:
         if not inserts:
             return
         new = [_bounded(claims[i], plan.valid_to) for i, plan in inserts]
-        stored = store.insert_claims(new, vectors[[i for i, _ in inserts]])
+        rows = None if vectors is None else vectors[[i for i, _ in inserts]]
+        stored = store.insert_claims(new, rows)
         outcome.added.extend(stored)
         ends: list[tuple[str, int, int]] = []
         retires: list[tuple[str, int, str | None]] = []
@@ -274,10 +301,12 @@ class Writer:
         if sources is not None:
             new = replace(new, sources=(*new.sources, *_args.check_sources(sources)))
         prepared = self.prepare(new, scope, now, default_valid_from=switch)
-        vectors = self._encode([prepared])
+        vectors, waiting, backlog_vectors = self._vectors_for([prepared])
         recorded = to_micros(prepared.recorded_at, "recorded_at")
         outcome = _Outcome([], [], [], [])
         with self._store.transaction():
+            if waiting:
+                self._store.set_claim_vectors(waiting, backlog_vectors)
             old = self._store.get_claim(old_id, scope)
             if old is None:
                 raise ClaimNotFoundError(old_id)
@@ -291,6 +320,7 @@ class Writer:
                 outcome.retired.extend(self._store.retire_claims([(old.id, at_belief, by)]))
             elif old_end is None or switch < old_end:
                 outcome.ended.extend(self._store.end_claims([(old.id, switch, at_belief)]))
+        self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         return _receipt(outcome, started)
 
     # -- retire ---------------------------------------------------------------------------
@@ -317,6 +347,24 @@ class Writer:
                 [(claim.id, max(when, to_micros(claim.recorded_at, "recorded_at")), None)]
             )
             return True
+
+
+def encode_checked(embedder: Embedder, texts: list[str]) -> npt.NDArray[np.float32]:
+    """``embedder.encode(texts)``, refusing output of the wrong shape or with NaN/inf
+    (our own ``HashingEmbedder`` is trusted and not re-checked)."""
+    vectors = embedder.encode(texts)
+    if type(embedder) is HashingEmbedder:
+        return vectors
+    dim = embedder.dim
+    if not isinstance(vectors, np.ndarray) or vectors.shape != (len(texts), dim):
+        raise InvalidArgumentError(
+            "embedder", f"encode() must return shape ({len(texts)}, {dim}),"
+            f" got {getattr(vectors, 'shape', type(vectors).__name__)}"
+        )
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if not np.isfinite(vectors).all():
+        raise InvalidArgumentError("embedder", "encode() returned NaN or infinite values")
+    return vectors
 
 
 def _instant(value: object, argument: str) -> tuple[int, datetime]:

@@ -61,3 +61,9 @@ def file_mem(db_path: str, clock: Clock) -> Iterator[Memvara]:
     memory = Memvara(db_path, clock=clock)
     yield memory
     memory.close()
+
+
+def embed_all(mem: Memvara) -> int:
+    """Embed every claim still waiting for its vector (single writes are embedded in
+    batches); how many were embedded."""
+    return mem._core.writer.embed_missing()

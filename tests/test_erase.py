@@ -16,7 +16,7 @@ import pytest
 from memvara import Claim, Episode, Memvara, SQLiteStore
 from memvara.store import STATES
 
-from .conftest import NOW, Clock
+from .conftest import NOW, Clock, embed_all
 
 
 def store_bytes(db_path: str) -> bytes:
@@ -37,8 +37,10 @@ def test_erase_removes_a_claim_from_every_file(db_path: str, clock: Clock) -> No
         for i in range(300):  # enough rows that pages, segments and WAL frames all matter
             mem.remember(f"user{i}", "likes", f"filler value {i}")
         secret = mem.remember("user", "phone", f"{TOKEN} 555 0100").added[0]
+        embed_all(mem)
         vector = mem.embedder.encode([secret.text])[0].tobytes()
         assert TOKEN.encode() in store_bytes(db_path)
+        assert vector in store_bytes(db_path)
         assert mem.erase(secret.id)
         assert mem.get(secret.id) is None
         assert not mem.erase(secret.id)
@@ -60,6 +62,7 @@ def test_erase_with_sources_removes_turns_no_other_claim_cites(db_path: str, clo
         )
         phone = mem.remember("user", "phone", TOKEN, sources=[only.id, shared.id]).added[0]
         mem.remember("user", "likes", "tea", sources=[shared.id])
+        assert embed_all(mem) == 2
         assert mem.erase(phone.id, sources=True)
         assert store.get_episode(only.id, mem.default_scope) is None
         assert store.get_episode(shared.id, mem.default_scope) is not None
@@ -87,6 +90,7 @@ def test_purge_removes_a_scope_and_reports_counts(db_path: str, clock: Clock) ->
         alice.remember("alice", "likes", TOKEN, sources=[turn.id])
         alice.remember("alice", "lives_in", f"{TOKEN}ville", session="s1")
         mem.remember("bob", "likes", "chess", user="bob")
+        assert embed_all(mem) == 3
         counts = alice.purge()
         assert counts == {"claims": 2, "episodes": 1, "embeddings": 3, "sources": 1}
         assert mem.count(user="bob") == 1
@@ -107,11 +111,13 @@ def test_an_erased_vector_is_zeroed_and_its_slot_never_given_to_a_later_row(mem:
     store = sqlite_store(mem)
     mem.remember("a", "likes", "x")
     top = mem.remember("b", "likes", "y").added[0]
+    embed_all(mem)
     (slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [top.id])[0]
     assert np.count_nonzero(store.vectors([slot])) > 0
     assert mem.erase(top.id)
     assert np.count_nonzero(store.vectors([slot])) == 0
     later = mem.remember("c", "likes", "z").added[0]
+    embed_all(mem)
     (later_slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [later.id])[0]
     assert later_slot > slot
     assert np.count_nonzero(store.vectors([slot])) == 0

@@ -26,7 +26,7 @@ from memvara import (
 from memvara.store._migrations import APPLICATION_ID, SCHEMA_VERSION
 from memvara.store.sqlite import _translate
 
-from .conftest import NOW, Clock
+from .conftest import NOW, Clock, embed_all
 
 
 def test_a_new_file_is_wal_and_marked_as_ours(db_path: str) -> None:
@@ -43,9 +43,14 @@ def test_a_new_file_is_wal_and_marked_as_ours(db_path: str) -> None:
 def test_reopening_keeps_everything(db_path: str, clock: Clock) -> None:
     with Memvara(db_path, clock=clock) as mem:
         claim = mem.remember("user", "lives_in", "Oslo").added[0]
+        waiting = mem.remember("user", "likes", "tea").added[0]
+        embed_all(mem)
+        mem.remember("user", "likes", "coffee")  # still waiting for its vector at close
     with Memvara(db_path, clock=clock) as mem:
-        assert mem.get(claim.id) == claim
+        assert mem.get(claim.id) == claim and mem.get(waiting.id) == waiting
         assert mem.store.dim == 512
+        assert mem.stats()["embeddings"] == 2
+        assert embed_all(mem) == 1
 
 
 def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
@@ -82,6 +87,7 @@ def test_a_newer_schema_is_refused_and_left_untouched(db_path: str) -> None:
 def test_an_embedder_of_another_width_is_refused(db_path: str, clock: Clock) -> None:
     with Memvara(db_path, clock=clock) as mem:
         mem.remember("a", "likes", "b")
+        embed_all(mem)
     with pytest.raises(DimensionMismatchError, match="512-d"):
         Memvara(db_path, embedder=HashingEmbedder(dim=64))
     with Memvara(db_path, clock=clock) as mem:  # still usable at its own width
@@ -100,6 +106,7 @@ def test_fts_delete_is_an_indexed_lookup_not_a_scan(mem: Memvara) -> None:
 def test_each_vector_is_stored_once_in_the_sidecar(db_path: str, clock: Clock) -> None:
     with Memvara(db_path, clock=clock) as mem:
         claims = [mem.remember(f"u{i}", "likes", f"thing {i}").added[0] for i in range(10)]
+        assert embed_all(mem) == 10
         store = mem.store
         assert isinstance(store, SQLiteStore)
         columns = [r[1] for r in store._query("PRAGMA table_info(claims)")]
@@ -268,6 +275,7 @@ def test_a_rolled_back_erase_keeps_the_vector(mem: Memvara) -> None:
     store = mem.store
     assert isinstance(store, SQLiteStore)
     claim = mem.remember("u", "likes", "x").added[0]
+    embed_all(mem)
     with pytest.raises(RuntimeError):
         with store.transaction():
             mem.erase(claim.id)
@@ -281,6 +289,7 @@ def test_an_erase_rolled_back_inside_a_savepoint_keeps_the_vector(mem: Memvara) 
     assert isinstance(store, SQLiteStore)
     kept = mem.remember("u", "likes", "x").added[0]
     gone = mem.remember("u", "likes", "y").added[0]
+    embed_all(mem)
     with store.transaction():
         with pytest.raises(RuntimeError), store.transaction():
             mem.erase(kept.id)
@@ -297,6 +306,7 @@ def test_the_store_lists_its_files(db_path: str, clock: Clock) -> None:
         assert isinstance(store, SQLiteStore)
         assert store.files == [db_path, db_path + "-wal", db_path + "-shm"]
         mem.remember("u", "likes", "x")
+        embed_all(mem)
         assert store.files[-1] == db_path + ".vecs"
     with Memvara(clock=clock) as memory:
         assert memory.store.files == []  # type: ignore[attr-defined]
@@ -348,6 +358,7 @@ def test_a_custom_embedders_vectors_are_stored_as_given(db_path: str, clock: Clo
 
     with Memvara(db_path, embedder=Doubled(), clock=clock) as mem:  # type: ignore[arg-type]
         claim = mem.remember("user", "likes", "tea").added[0]
+        embed_all(mem)
         store = mem.store
         assert isinstance(store, SQLiteStore)
         (slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [claim.id])[0]
@@ -359,6 +370,7 @@ def test_vectors_of_another_width_are_refused_by_the_store(mem: Memvara) -> None
     store = mem.store
     assert isinstance(store, SQLiteStore)
     mem.remember("user", "likes", "tea")
+    embed_all(mem)
     claim = Claim("u", "likes", "x", valid_from=NOW, recorded_at=NOW, text="u likes x",
                   extractor="import", scope=Scope())
     with pytest.raises(DimensionMismatchError, match="8-d"):
@@ -372,6 +384,7 @@ def test_vectors_of_another_width_are_refused_by_the_store(mem: Memvara) -> None
 def test_misplaced_or_missing_vectors_are_reported(db_path: str, clock: Clock) -> None:
     with Memvara(db_path, clock=clock) as mem:
         mem.remember("user", "likes", "tea")
+        embed_all(mem)
         store = mem.store
         assert isinstance(store, SQLiteStore)
         with store._writing() as conn:

@@ -52,6 +52,9 @@ _V1 = (
     END
     """,
     "CREATE INDEX claims_slot ON claims (subject_key, predicate, s_user, s_tenant, s_agent, s_session)",
+    # Claims still waiting for their vector (single writes are embedded in batches): a
+    # partial index, so finding them costs the size of the backlog, not of the table.
+    "CREATE INDEX claims_unembedded ON claims (rowid) WHERE vec_slot IS NULL",
     "CREATE INDEX claims_scope ON claims (s_user, s_tenant, s_agent, s_session)",
     """
     CREATE TABLE episodes (

@@ -77,6 +77,22 @@ class Store(Protocol):
         """
         ...
 
+    def claims_missing_vectors(self) -> list[tuple[str, str]]:
+        """``(claim_id, text)`` of every claim stored without a vector, oldest first.
+
+        Single writes store claims without vectors so that one batched encode serves
+        many; the writer embeds this backlog once it is large, and a vector search
+        embeds it first.
+        """
+        ...
+
+    def set_claim_vectors(
+        self, claim_ids: Sequence[str], vectors: npt.NDArray[np.float32]
+    ) -> int:
+        """Store ``vectors[i]`` as the vector of ``claim_ids[i]``, for those that still
+        exist and still have none; returns how many were stored."""
+        ...
+
     def insert_episodes(
         self, episodes: Sequence[Episode], vectors: npt.NDArray[np.float32] | None
     ) -> list[Episode]:

@@ -367,9 +367,13 @@ class SQLiteStore:
 
     # -- vectors ----------------------------------------------------------------------
     def _write_vectors(
-        self, conn: sqlite3.Connection, table: str, first: int, vectors: npt.NDArray[np.float32]
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        rowids: Sequence[int],
+        vectors: npt.NDArray[np.float32],
     ) -> list[int]:
-        """Write ``vectors`` at the rowids from ``first`` on; the slots written."""
+        """Write ``vectors[i]`` at slot ``rowids[i]`` (a row's vector sits at its rowid)."""
         if self.dim is None:
             conn.execute(
                 "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('vector_dim', ?)",
@@ -380,7 +384,7 @@ class SQLiteStore:
             raise DimensionMismatchError(
                 f"vectors are {width}-d but this store holds {self.dim}-d vectors"
             )
-        slots = list(range(first, first + int(vectors.shape[0])))
+        slots = list(rowids)
         self._vectors[table].write(slots, vectors)
         return slots
 
@@ -419,7 +423,8 @@ class SQLiteStore:
         last = max(int(last), int(indexed))
         if vectors is None:
             return last, int(indexed), [None] * n
-        return last, int(indexed), list(self._write_vectors(conn, table, last + 1, vectors))
+        rowids = range(last + 1, last + 1 + n)
+        return last, int(indexed), list(self._write_vectors(conn, table, rowids, vectors))
 
     def _index_text(
         self, conn: sqlite3.Connection, table: str, indexed: int, top: int, *, force: bool
@@ -483,6 +488,39 @@ class SQLiteStore:
                     links,
                 )
             return stored
+
+    def claims_missing_vectors(self) -> list[tuple[str, str]]:
+        """Claims stored without a vector; see ``Store.claims_missing_vectors``."""
+        return [(cid, text) for cid, text in self._query(
+            "SELECT id, text FROM claims INDEXED BY claims_unembedded"
+            " WHERE vec_slot IS NULL ORDER BY rowid"
+        )]
+
+    def set_claim_vectors(
+        self, claim_ids: Sequence[str], vectors: npt.NDArray[np.float32]
+    ) -> int:
+        """Store claims' vectors; see ``Store.set_claim_vectors``."""
+        if not claim_ids:
+            return 0
+        with self._writing() as conn:
+            keep: list[int] = []
+            rowids: list[int] = []
+            for start in range(0, len(claim_ids), 400):
+                chunk = list(claim_ids[start : start + 400])
+                wanted = {claim_rowid(cid): (start + i, cid) for i, cid in enumerate(chunk)}
+                for (rowid,) in conn.execute(
+                    f"SELECT rowid FROM claims WHERE rowid IN ({','.join('?' * len(wanted))})"
+                    f" AND id IN ({','.join('?' * len(chunk))}) AND vec_slot IS NULL",
+                    [*wanted, *chunk],
+                ):
+                    keep.append(wanted[rowid][0])
+                    rowids.append(rowid)
+            if rowids:
+                self._write_vectors(conn, "claims", rowids, vectors[keep])
+                conn.executemany(
+                    "UPDATE claims SET vec_slot = rowid WHERE rowid = ?", [(r,) for r in rowids]
+                )
+            return len(rowids)
 
     def insert_episodes(
         self, episodes: Sequence[Episode], vectors: npt.NDArray[np.float32] | None

@@ -1,0 +1,115 @@
+"""Claims written one at a time wait for their vectors, then are embedded together.
+
+An encode per single write costs more than the rest of the write's Python, so claims
+written in batches smaller than ``EMBED_BATCH`` are stored without vectors; the write
+that brings the backlog to ``EMBED_BATCH`` embeds all of it in one encode, before its
+transaction opens. A failing embedder therefore fails that write and stores nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memvara import Claim, HashingEmbedder, Memvara, SQLiteStore
+from memvara._writes import EMBED_BATCH
+
+from .conftest import Clock, embed_all
+
+
+def _store(mem: Memvara) -> SQLiteStore:
+    assert isinstance(mem.store, SQLiteStore)
+    return mem.store
+
+
+def _vector_of(mem: Memvara, claim_id: str) -> np.ndarray:
+    store = _store(mem)
+    (slot,) = store._query("SELECT vec_slot FROM claims WHERE id = ?", [claim_id])[0]
+    assert slot is not None, f"{claim_id} has no vector"
+    return store.vectors([slot]).reshape(-1)
+
+
+def test_single_writes_are_embedded_together_once_enough_wait(mem: Memvara) -> None:
+    first = [mem.remember(f"u{i}", "likes", f"thing {i}").added[0] for i in range(EMBED_BATCH - 1)]
+    assert mem.stats()["embeddings"] == 0
+    assert len(_store(mem).claims_missing_vectors()) == EMBED_BATCH - 1
+    last = mem.remember("someone", "likes", "the last thing").added[0]
+    assert mem.stats()["embeddings"] == EMBED_BATCH
+    assert _store(mem).claims_missing_vectors() == []
+    for claim in (first[0], first[-1], last):
+        np.testing.assert_array_equal(_vector_of(mem, claim.id), mem.embedder.encode([claim.text])[0])
+
+
+def test_a_bulk_write_is_embedded_on_the_way_in_with_the_backlog(mem: Memvara) -> None:
+    waiting = mem.remember("user", "likes", "tea").added[0]
+    bulk = mem.remember_many([Claim(f"u{i}", "likes", "oboe") for i in range(EMBED_BATCH)])
+    assert mem.stats()["embeddings"] == EMBED_BATCH + 1
+    np.testing.assert_array_equal(_vector_of(mem, waiting.id), mem.embedder.encode([waiting.text])[0])
+    np.testing.assert_array_equal(_vector_of(mem, bulk.added[7].id), mem.embedder.encode([bulk.added[7].text])[0])
+
+
+def test_supersede_joins_the_backlog(mem: Memvara) -> None:
+    old = mem.remember("user", "lives_in", "Oslo").added[0]
+    new = mem.supersede(old.id, Claim("user", "lives_in", "Bergen")).added[0]
+    assert mem.stats()["embeddings"] == 0
+    assert embed_all(mem) == 2
+    np.testing.assert_array_equal(_vector_of(mem, new.id), mem.embedder.encode([new.text])[0])
+    for i in range(EMBED_BATCH - 1):
+        mem.remember(f"u{i}", "likes", f"thing {i}")
+    newer = mem.supersede(new.id, Claim("user", "lives_in", "Tromso")).added[0]  # the 256th
+    assert mem.stats()["embeddings"] == 2 + EMBED_BATCH
+    np.testing.assert_array_equal(_vector_of(mem, newer.id), mem.embedder.encode([newer.text])[0])
+
+
+class _Flaky(HashingEmbedder):
+    """Works until told to fail, like a hosted model that starts timing out."""
+
+    failing = False
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        if self.failing:
+            raise TimeoutError("the embedding service timed out")
+        return super().encode(texts)
+
+
+def test_a_failing_embedder_fails_the_write_that_needed_it_and_stores_nothing(clock: Clock) -> None:
+    embedder = _Flaky()
+    with Memvara(embedder=embedder, clock=clock) as mem:
+        for i in range(EMBED_BATCH - 1):
+            mem.remember(f"u{i}", "likes", f"thing {i}")
+        embedder.failing = True
+        with pytest.raises(TimeoutError):
+            mem.remember("someone", "likes", "the last thing")
+        assert mem.count() == EMBED_BATCH - 1  # the failed write left no row
+        assert mem.stats()["embeddings"] == 0
+        embedder.failing = False
+        mem.remember("someone", "likes", "the last thing")
+        assert mem.stats()["embeddings"] == EMBED_BATCH
+
+
+def test_a_new_process_counts_the_backlog_it_finds(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as mem:
+        for i in range(EMBED_BATCH - 1):
+            mem.remember(f"u{i}", "likes", f"thing {i}")
+    with Memvara(db_path, clock=clock) as mem:
+        assert mem.stats()["embeddings"] == 0
+        mem.remember("someone", "likes", "the last thing")
+        assert mem.stats()["embeddings"] == EMBED_BATCH
+
+
+def test_a_waiting_claim_that_was_erased_or_embedded_meanwhile_is_skipped(mem: Memvara) -> None:
+    store = _store(mem)
+    gone = mem.remember("user", "likes", "tea").added[0]
+    done = mem.remember("user", "likes", "coffee").added[0]
+    kept = mem.remember("user", "likes", "cocoa").added[0]
+    waiting = store.claims_missing_vectors()  # read before the others change them
+    assert [cid for cid, _ in waiting] == [gone.id, done.id, kept.id]
+    mem.erase(gone.id)
+    vectors = mem.embedder.encode([text for _, text in waiting])
+    with store.transaction():
+        assert store.set_claim_vectors([done.id], vectors[1:2]) == 1
+    with store.transaction():
+        assert store.set_claim_vectors([cid for cid, _ in waiting], vectors) == 1
+    np.testing.assert_array_equal(_vector_of(mem, kept.id), vectors[2])
+    assert store.set_claim_vectors([], vectors[:0]) == 0
+    assert store.integrity_problems() == []
