@@ -7,6 +7,7 @@ before anything is written.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -144,13 +145,23 @@ def resolve_scope(
         return base
     given = (tenant, user, agent, session)
     first = next(i for i, v in enumerate(given) if not isinstance(v, Unset))
-    values: list[str | None] = []
+    values: list[object] = []
     for i, (old, new) in enumerate(zip(base.values(), given)):
         if not isinstance(new, Unset):
             values.append(new)
         else:
             values.append(old if i < first else None)
-    return Scope(*values)
+    try:
+        return _scope(*values)
+    except TypeError:  # an unhashable value: let Scope name the level it is wrong for
+        return Scope(*values)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=1024)
+def _scope(*values: object) -> Scope:
+    """``Scope(*values)``, built and validated once per distinct value (a server sends
+    the same few scopes over and over)."""
+    return Scope(*values)  # type: ignore[arg-type]
 
 
 def resolve_time(

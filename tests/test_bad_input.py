@@ -77,6 +77,8 @@ CASES: list[tuple[str, Call, str]] = [
     ("supersede a blank id", lambda m: m.supersede(" ", Claim("u", "likes", "x")), "claim_id"),
     ("history empty subject", lambda m: m.history("", "likes"), "subject"),
     ("scope level blank", lambda m: m.count(session=""), "session"),
+    ("scope level a list", lambda m: m.remember("u", "likes", "x", user=["bob"]), "user"),  # type: ignore[arg-type]
+    ("scope level a number", lambda m: m.get_all(agent=7), "agent"),  # type: ignore[arg-type]
 ]
 
 
