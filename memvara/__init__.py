@@ -7,6 +7,8 @@ every read can be asked at any ``(valid_at, known_at)`` pair.
 
 from __future__ import annotations
 
+import typing
+
 from ._entities import entity_key
 from ._errors import (
     ClaimNotFoundError,
@@ -26,6 +28,8 @@ from ._errors import (
 from ._facade import Memvara, ScopedMemvara
 from ._model import MEMORY_TYPES, STATES, Claim, Episode, Scope, Skip, State, WriteReceipt
 from .embed import Embedder, HashingEmbedder
+from .llm import LLM, DegradedExtractionWarning, LLMError, NullLLM
+from .redact import BasicRedactor, Redactor
 from .schema import (
     BUILTIN_PREDICATES,
     Cardinality,
@@ -34,28 +38,43 @@ from .schema import (
     Volatility,
 )
 from .store import SQLiteStore, Store
+from .telemetry import MemoryRecorder, Recorder
+
+if typing.TYPE_CHECKING:
+    from .llm.anthropic import AnthropicLLM
+    from .llm.openai import OpenAILLM
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnthropicLLM",
     "BUILTIN_PREDICATES",
+    "BasicRedactor",
     "Cardinality",
     "Claim",
     "ClaimNotFoundError",
     "ClosedError",
+    "DegradedExtractionWarning",
     "DimensionMismatchError",
     "Embedder",
     "Episode",
     "HashingEmbedder",
     "InvalidArgumentError",
     "InvalidTimeError",
+    "LLM",
+    "LLMError",
     "MEMORY_TYPES",
+    "MemoryRecorder",
     "Memvara",
     "MemvaraError",
     "NotAStoreError",
+    "NullLLM",
+    "OpenAILLM",
     "PredicateRegistry",
     "PredicateSpec",
     "ReadOnlyStoreError",
+    "Recorder",
+    "Redactor",
     "SQLiteStore",
     "STATES",
     "SchemaVersionError",
@@ -73,3 +92,13 @@ __all__ = [
     "__version__",
     "entity_key",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``AnthropicLLM`` and ``OpenAILLM`` load on first use, so importing memvara never
+    imports a model SDK (the core install is memvara and numpy)."""
+    if name in ("AnthropicLLM", "OpenAILLM"):
+        from . import llm
+
+        return getattr(llm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,11 @@ from ._entities import entity_key
 from ._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
 from ._model import Claim, Scope, WriteReceipt
 from ._time import Clock, system_clock
+from ._ingest import Ingest
 from ._writes import Writer, encode_checked
+from .llm import LLM, NullLLM
+from .redact import Redactor
+from .telemetry import Recorder
 from .embed import Embedder, HashingEmbedder
 from .schema import BUILTIN_PREDICATES, PredicateRegistry
 from .store.base import Store
@@ -28,16 +32,28 @@ __all__ = ["Memvara", "ScopedMemvara"]
 
 
 class _Core:
-    """What one open memory owns: the store, schema, embedder, clock and writer."""
+    """What one open memory owns: the store, schema, embedder, model, clock and writers."""
 
     def __init__(
-        self, store: Store, registry: PredicateRegistry, embedder: Embedder, clock: Clock
+        self,
+        store: Store,
+        registry: PredicateRegistry,
+        embedder: Embedder,
+        clock: Clock,
+        llm: LLM,
+        redactor: Redactor | None,
+        recorder: Recorder | None,
     ) -> None:
         self.store = store
         self.registry = registry
         self.embedder = embedder
         self.clock = clock
+        self.llm = llm
+        self.recorder = recorder
         self.writer = Writer(store, registry, embedder, clock)
+        self.ingest = Ingest(
+            self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder
+        )
         self.closed = False
 
     def check_open(self) -> None:
@@ -76,6 +92,44 @@ class _MemoryAPI:
         return ScopedMemvara(self._core, self._at(tenant, user, agent, session))
 
     # -- writes ---------------------------------------------------------------------
+    def add(
+        self,
+        messages: object,
+        *,
+        role: str = "user",
+        ts: datetime | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> WriteReceipt:
+        """Store conversation turns and the facts they state, in one transaction.
+
+        Accepts a string, a list of strings, ``Episode`` objects, or OpenAI/mem0-style
+        ``[{"role": ..., "content": ...}]`` lists. Every turn is kept as an ``Episode``
+        (exact and near duplicates of the scope's turns are skipped); filler is not mined
+        for claims; unambiguous first-person statements ("I live in Berlin") become
+        claims by rule; what is left goes to the model in one call, or, with no model, is
+        counted in ``receipt.unextracted``. Each claim cites the turn it came from.
+
+        Args:
+            messages: the turns.
+            role: the role of turns given as plain strings (``user``, ``assistant``,
+                ``system`` or ``tool``).
+            ts: when the turns were said (default: now); a claim read from a turn is
+                valid from then.
+
+        Returns:
+            A ``WriteReceipt``: claims added, reinforced and closed; turns skipped, with
+            reasons; turns left unextracted; model calls made.
+
+        Raises:
+            InvalidArgumentError: bad messages, role or timestamp; nothing is written.
+            LLMError: the model failed; nothing is written, so the call can be retried.
+        """
+        scope = self._at(tenant, user, agent, session)
+        return self._core.ingest.add(messages, role, ts, scope)
+
     def remember(
         self,
         subject: str,
@@ -432,6 +486,11 @@ class Memvara(_MemoryAPI):
         path: a SQLite file (created if missing) or ``":memory:"``.
         store: any ``Store`` implementation, instead of ``path``.
         embedder: vectors for every write (default ``HashingEmbedder()``).
+        llm: the model ``add()`` extracts with when the rules cannot (default
+            ``NullLLM()``: no model; such turns are stored but yield no claims).
+            ``remember()`` never consults it.
+        telemetry: a ``Recorder`` for the failure-mode series (default ``None``: off).
+        redactor: applied to every turn before it is stored, indexed or embedded.
         registry: the predicate schema (default: ``BUILTIN_PREDICATES``). Non-seed specs
             are persisted in the store, and ones persisted by earlier processes are
             loaded where this registry does not declare the name itself.
@@ -451,6 +510,9 @@ class Memvara(_MemoryAPI):
         store: Store | None = None,
         embedder: Embedder | None = None,
         registry: PredicateRegistry | None = None,
+        llm: LLM | None = None,
+        telemetry: Recorder | None = None,
+        redactor: Redactor | None = None,
         tenant: str | None = None,
         user: str | None = None,
         agent: str | None = None,
@@ -469,6 +531,13 @@ class Memvara(_MemoryAPI):
         if not isinstance(embedder, Embedder):
             raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
         encode_checked(embedder, ["memvara"])  # a broken embedder fails here, not mid-write
+        llm = NullLLM() if llm is None else llm
+        if not isinstance(llm, LLM):
+            raise InvalidArgumentError("llm", "expected an object with .extract() and .classify_predicate()")
+        if telemetry is not None and not isinstance(telemetry, Recorder):
+            raise InvalidArgumentError("telemetry", "expected an object with .record(name, value, **tags)")
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InvalidArgumentError("redactor", "expected an object with .redact(text)")
         scope = Scope(tenant, user, agent, session)
         registry = PredicateRegistry() if registry is None else registry
         store = SQLiteStore(path) if store is None else store
@@ -482,7 +551,9 @@ class Memvara(_MemoryAPI):
         except BaseException:
             store.close()
             raise
-        self._core = _Core(store, registry, embedder, clock or system_clock)
+        self._core = _Core(
+            store, registry, embedder, clock or system_clock, llm, redactor, telemetry
+        )
         self._scope = scope
 
     @property

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from . import _args
 from ._entities import entity_key
 from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
-from ._model import Claim, Scope, WriteReceipt
+from ._model import Claim, Episode, Scope, WriteReceipt
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
@@ -165,16 +165,28 @@ class Writer:
         return encode_checked(self._embedder, texts)
 
     # -- remember ---------------------------------------------------------------------
-    def remember(self, claims: Sequence[Claim], close: str) -> WriteReceipt:
+    def remember(
+        self,
+        claims: Sequence[Claim],
+        close: str,
+        *,
+        episodes: Sequence[Episode] = (),
+        episode_vectors: npt.NDArray[np.float32] | None = None,
+    ) -> WriteReceipt:
         """Write prepared claims, settling each against its slot; one transaction.
 
         A batch of at least ``EMBED_BATCH`` claims is embedded on the way in; smaller
         writes are stored without vectors, and embedded together once that many wait.
+        ``episodes`` (the turns the claims cite, ids already set) land in the same
+        transaction.
         """
         started = time.perf_counter()
-        vectors, waiting, backlog_vectors = self._vectors_for(claims)
+        vectors, waiting, backlog_vectors = self._vectors_for(claims) if claims else (
+            None, [], _NO_VECTORS)
         outcome = _Outcome([], [], [], [])
         with self._store.transaction():
+            if episodes:
+                self._store.insert_episodes(episodes, episode_vectors)
             if waiting:
                 self._store.set_claim_vectors(waiting, backlog_vectors)
             self._apply(claims, vectors, close, outcome, skip_ids=frozenset())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from memvara import Memvara
+from memvara import Claim, Episode, Memvara, PredicateSpec
+from memvara.schema import Cardinality, Volatility
 
 
 def day(text: str) -> datetime:
@@ -67,3 +68,26 @@ def embed_all(mem: Memvara) -> int:
     """Embed every claim still waiting for its vector (single writes are embedded in
     batches); how many were embedded."""
     return mem._core.writer.embed_missing()
+
+
+class FakeLLM:
+    """Answers from a script and counts every call."""
+
+    def __init__(self, facts: dict[str, list[tuple[str, str, str]]] | None = None,
+                 cardinality: Cardinality = Cardinality.ONE) -> None:
+        self.facts = facts or {}
+        self.cardinality = cardinality
+        self.extract_calls: list[list[str]] = []
+        self.classify_calls: list[str] = []
+        self.fail = False
+
+    def extract(self, turns: Sequence[Episode]) -> list[Claim]:
+        self.extract_calls.append([t.content for t in turns])
+        if self.fail:
+            raise TimeoutError("the model timed out")
+        return [Claim(s, p, o, sources=(t.id,), extractor="fake")
+                for t in turns for s, p, o in self.facts.get(t.content, [])]
+
+    def classify_predicate(self, name: str) -> PredicateSpec:
+        self.classify_calls.append(name)
+        return PredicateSpec(name, self.cardinality, Volatility.SLOW)

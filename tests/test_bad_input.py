@@ -122,7 +122,8 @@ def test_a_broken_embedder_is_refused_before_anything_is_written(clock: Clock) -
 @pytest.mark.parametrize(
     ("kwargs", "argument"),
     [({"path": 3}, "path"), ({"clock": "now"}, "clock"), ({"registry": {}}, "registry"),
-     ({"embedder": object()}, "embedder"), ({"path": "x.db", "store": object()}, "store")],
+     ({"embedder": object()}, "embedder"), ({"path": "x.db", "store": object()}, "store"),
+     ({"llm": object()}, "llm"), ({"telemetry": print}, "telemetry"), ({"redactor": str}, "redactor")],
 )
 def test_bad_constructor_arguments(kwargs: dict[str, object], argument: str) -> None:
     with pytest.raises(InvalidArgumentError, match=argument):

@@ -149,3 +149,12 @@ def test_erase_is_not_retirement(mem: Memvara) -> None:
     assert mem.erase(claim.id)
     assert mem.get(claim.id) is None and mem.history("user", "likes") == []
     assert isinstance(claim, Claim)
+
+
+def test_erase_with_sources_keeps_a_turn_another_claim_still_cites(mem: Memvara) -> None:
+    receipt = mem.add("I live in Berlin and I work at Acme")
+    lives, works = receipt.added
+    assert lives.sources == works.sources
+    counts = mem.store.erase_claim(lives.id, mem.default_scope, sources=True)
+    assert counts["claims"] == 1 and counts["episodes"] == 0
+    assert mem.store.get_episode(works.sources[0], mem.default_scope) is not None

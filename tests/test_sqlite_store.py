@@ -392,3 +392,35 @@ def test_misplaced_or_missing_vectors_are_reported(db_path: str, clock: Clock) -
         problems = store.integrity_problems()
     assert any("another row's vector" in p for p in problems)
     assert any("sidecar holds" in p for p in problems)
+
+
+def test_write_side_reads_check_content_not_just_its_hash(
+    mem: Memvara, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memvara.store.sqlite as backend
+
+    mem.add("I live in Berlin")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    assert store.known_contents(mem.default_scope, set()) == set()
+    monkeypatch.setattr(backend, "content_hash", lambda text: "same")  # every text collides
+    with store._writing() as conn:
+        conn.execute("UPDATE episodes SET content_hash = 'same'")
+    assert store.known_contents(mem.default_scope, {"I live in Oslo"}) == set()
+    assert store.known_contents(mem.default_scope, {"I live in Berlin"}) == {"I live in Berlin"}
+
+
+def test_write_side_reads_after_close_or_on_a_broken_file_raise_memvara_errors(db_path: str) -> None:
+    store = SQLiteStore(db_path)
+    with store._writing() as conn:
+        conn.execute("DROP TABLE episodes")
+    with pytest.raises(StoreError):
+        store.recent_episode_vectors(Scope(), 4)
+    store.close()
+    with pytest.raises(ClosedError):
+        store.claims_missing_vectors()
+
+
+def test_an_empty_add_writes_nothing(mem: Memvara) -> None:
+    receipt = mem.add([])
+    assert receipt.added == () and receipt.skipped == () and mem.stats()["episodes"] == 0

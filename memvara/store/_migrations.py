@@ -69,7 +69,9 @@ _V1 = (
     )
     """,
     "CREATE INDEX episodes_scope ON episodes (s_user, s_tenant, s_agent, s_session)",
-    "CREATE INDEX episodes_hash ON episodes (content_hash)",
+    # The exact-duplicate check: with the scope in the key the planner takes this index
+    # over episodes_scope, which would walk every turn of the user.
+    "CREATE INDEX episodes_hash ON episodes (content_hash, s_user, s_tenant, s_agent, s_session)",
     # Reverse index of claim sources: which claims cite an episode (erase, provenance).
     """
     CREATE TABLE claim_sources (

@@ -104,6 +104,16 @@ class Store(Protocol):
         """The episode if visible from ``scope``; else ``None``."""
         ...
 
+    def known_contents(self, scope: Scope, contents: Collection[str]) -> set[str]:
+        """Which of ``contents`` an episode at exactly ``scope`` already holds, verbatim
+        (the write path's exact-duplicate check)."""
+        ...
+
+    def recent_episode_vectors(self, scope: Scope, limit: int) -> npt.NDArray[np.float32]:
+        """The vectors of the ``limit`` most recently recorded episodes at exactly
+        ``scope`` that have one, one row each (the near-duplicate check)."""
+        ...
+
     def slot_claims(
         self,
         scope: Scope,

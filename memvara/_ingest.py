@@ -1,0 +1,361 @@
+"""``add()``: raw conversation in, episodes and claims out, through four tiers.
+
+Cheapest first, each tier deciding what reaches the next:
+
+0. exact duplicates of a turn already held at the scope (or earlier in the same call)
+   are skipped; then near-duplicates, by cosine of the turn's vector against the scope's
+   recent turns. Skipped turns are not stored again.
+1. the salience gate (``_gate``) drops filler ("ok thanks", a lone emoji). The turn is
+   stored as an episode; it is only not mined for claims.
+1b. rules (``_rules``) read unambiguous first-person declaratives in user turns.
+2. whatever is left goes to the model in **one** ``extract`` call; with no model it is
+   counted as ``unextracted``.
+
+Everything slow (redaction, embedding, the model call, classifying a new predicate)
+happens before the write transaction opens; the episodes and claims then land in one
+transaction, all or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _args, _gate, _rules
+from ._errors import InvalidArgumentError
+from ._model import Claim, Episode, Scope, Skip, WriteReceipt
+from ._scripts import script_of
+from ._time import from_micros, to_micros
+from .llm import LLM, DegradedExtractionWarning, LLMError
+from .redact import Redactor
+from .schema import PredicateRegistry, PredicateSpec
+from .telemetry import Recorder
+from ._writes import Writer, encode_checked
+from .embed import Embedder
+from .store.base import Store
+
+__all__ = ["MAX_TURN_CHARS", "NEAR_DUPLICATE", "ROLES", "Ingest"]
+
+ROLES = ("user", "assistant", "system", "tool")
+MAX_TURN_CHARS = 1_000_000
+"""A turn longer than this is refused (a whole document belongs in a loader, not a turn)."""
+NEAR_DUPLICATE = 0.97
+"""Cosine at or above which a turn repeats one of the scope's recent turns."""
+RECENT_TURNS = 32
+"""How many of a scope's latest turns a new turn is compared with for near-duplicates."""
+RECENT_SCOPES = 128
+RULES_EXTRACTOR = "rules:v1"
+
+
+@dataclass(slots=True)
+class _Turn:
+    role: str
+    content: str
+    ts: datetime | None
+
+
+class Ingest:
+    """Runs ``add()`` for one memory: its writer, store, embedder, model and options."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        store: Store,
+        embedder: Embedder,
+        registry: PredicateRegistry,
+        llm: LLM,
+        *,
+        redactor: Redactor | None = None,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self._writer = writer
+        self._store = store
+        self._embedder = embedder
+        self._registry = registry
+        self._llm = llm
+        self._redactor = redactor
+        self._recorder = recorder
+        self._warned = False
+        # Latest turn vectors per scope, so a near-duplicate check costs a matmul, not
+        # a read of the sidecar: seeded from the store the first time a scope is seen,
+        # then kept current by this process's own adds (least recently used dropped).
+        self._recent: OrderedDict[Scope, npt.NDArray[np.float32]] = OrderedDict()
+
+    def add(
+        self, messages: object, role: str, ts: datetime | None, scope: Scope
+    ) -> WriteReceipt:
+        """Store ``messages`` as episodes and what they say as claims; see the module."""
+        started = time.perf_counter()
+        turns = self._redacted(_turns(messages, role, ts))
+        now = self._writer.now()
+        recorder = self._recorder
+        skipped: list[Skip] = []
+
+        # Tier 0a: exact duplicates, against the scope and within this call.
+        held = self._store.known_contents(scope, {t.content for t in turns})
+        fresh: list[_Turn] = []
+        seen: set[str] = set()
+        for turn in turns:
+            if turn.content in held or turn.content in seen:
+                skipped.append(Skip(turn.content, "duplicate"))
+            else:
+                seen.add(turn.content)
+                fresh.append(turn)
+
+        # Tier 0b: near-duplicates, by the vectors every stored turn gets anyway.
+        vectors = encode_checked(self._embedder, [t.content for t in fresh])
+        kept, kept_vectors = self._not_near_duplicates(scope, fresh, vectors, skipped)
+        episodes = [_episode(t, scope, now, i) for i, t in enumerate(kept)]
+
+        # Tier 1 and 1b: the gate, then the rules on what the gate let through.
+        claims: list[Claim] = []
+        for_model: list[Episode] = []
+        for episode in episodes:
+            reason = _gate.drop_reason(episode.content)
+            if reason is not None:
+                skipped.append(Skip(episode.content, reason))
+                if recorder is not None:
+                    recorder.record("gate.drop", reason=reason)
+                continue
+            found = _rules.extract(episode.content) if episode.role == "user" else []
+            if recorder is not None and episode.role == "user":
+                series = "fast.hit" if found else "fast.miss"
+                recorder.record(series, script=script_of(episode.content))
+            if found:
+                claims.extend(self._rule_claim(f, episode, scope, now) for f in found)
+            else:
+                for_model.append(episode)
+
+        # Tier 2: one model call for everything left, or a count of what was not read.
+        unextracted, llm_calls = 0, 0
+        if for_model:
+            if getattr(self._llm, "is_null", False):
+                unextracted = len(for_model)
+                self._warn_degraded()
+            else:
+                extracted, llm_calls = self._extract(for_model)
+                claims.extend(self._model_claims(extracted, for_model, scope, now))
+
+        receipt = self._writer.remember(
+            claims, "ended", episodes=episodes,
+            episode_vectors=kept_vectors if episodes else None,
+        )
+        if episodes:
+            self._remember_recent(scope, kept_vectors)
+        return replace(
+            receipt,
+            skipped=tuple(skipped),
+            unextracted=unextracted,
+            llm_calls=llm_calls,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+        )
+
+    # -- the tiers --------------------------------------------------------------------
+    def _redacted(self, turns: list[_Turn]) -> list[_Turn]:
+        redactor, recorder = self._redactor, self._recorder
+        if redactor is None:
+            return turns
+        out = []
+        for turn in turns:
+            clean = redactor.redact(turn.content)
+            if recorder is not None:
+                script = script_of(turn.content)
+                recorder.record("redact.inspected", field="content", script=script)
+                if clean != turn.content:
+                    recorder.record("redact.changed", field="content", script=script)
+            out.append(_Turn(turn.role, clean, turn.ts))
+        return out
+
+    def _not_near_duplicates(
+        self,
+        scope: Scope,
+        turns: list[_Turn],
+        vectors: npt.NDArray[np.float32],
+        skipped: list[Skip],
+    ) -> tuple[list[_Turn], npt.NDArray[np.float32]]:
+        recent = self._recent_vectors(scope)
+        keep: list[int] = []
+        for i, turn in enumerate(turns):
+            row = vectors[i]
+            earlier = vectors[keep] if keep else vectors[:0]
+            pool = np.concatenate([recent, earlier]) if recent.shape[1:] == row.shape else earlier
+            if pool.shape[0] and float(np.max(pool @ row)) >= NEAR_DUPLICATE:
+                skipped.append(Skip(turn.content, "near_duplicate"))
+            else:
+                keep.append(i)
+        return [turns[i] for i in keep], vectors[keep]
+
+    def _remember_recent(self, scope: Scope, stored: npt.NDArray[np.float32]) -> None:
+        """After a commit: the stored turns join the scope's recent ones."""
+        recent = self._recent_vectors(scope)
+        both = np.concatenate([recent, stored]) if recent.shape[1:] == stored.shape[1:] else stored
+        self._recent[scope] = both[-RECENT_TURNS:]
+
+    def _recent_vectors(self, scope: Scope) -> npt.NDArray[np.float32]:
+        recent = self._recent.get(scope)
+        if recent is None:
+            recent = self._store.recent_episode_vectors(scope, RECENT_TURNS)[::-1]
+            self._recent[scope] = recent
+            if len(self._recent) > RECENT_SCOPES:
+                self._recent.popitem(last=False)
+        else:
+            self._recent.move_to_end(scope)
+        return recent
+
+    def _rule_claim(self, found: _rules.RuleClaim, episode: Episode, scope: Scope, now: int) -> Claim:
+        return self._writer.build(
+            _rules.SUBJECT, found.predicate, found.object, scope, now,
+            valid_from=episode.ts, polarity=found.polarity, sources=(episode.id,),
+            extractor=RULES_EXTRACTOR,
+        )
+
+    def _extract(self, turns: list[Episode]) -> tuple[list[Claim], int]:
+        before = getattr(self._llm, "calls", None)
+        try:
+            extracted = list(self._llm.extract(turns))
+        except LLMError:
+            raise
+        except Exception as exc:  # a user's model: any failure is the model's, not ours
+            raise LLMError(f"the model's extract() failed: {type(exc).__name__}: {exc}") from exc
+        after = getattr(self._llm, "calls", None)
+        calls = after - before if isinstance(before, int) and isinstance(after, int) else 1
+        if self._recorder is not None:
+            self._recorder.record("llm.calls", float(calls), kind="extract")
+        return extracted, calls
+
+    def _model_claims(
+        self, extracted: Iterable[object], turns: list[Episode], scope: Scope, now: int
+    ) -> list[Claim]:
+        """The model's claims, checked like any write; a bad one is dropped, not fatal."""
+        by_id = {t.id: t for t in turns}
+        out: list[Claim] = []
+        for item in extracted:
+            if not isinstance(item, Claim):
+                continue
+            sources = tuple(s for s in item.sources if s in by_id) or (turns[0].id,)
+            said = by_id[sources[0]]
+            self._learn_predicate(item.predicate)
+            try:
+                out.append(self._writer.build(
+                    item.subject, item.predicate, item.object, scope, now,
+                    valid_from=item.valid_from or said.ts, valid_to=item.valid_to,
+                    sources=sources, confidence=item.confidence,
+                    memory_type=item.memory_type, polarity=item.polarity,
+                    extractor=item.extractor or "llm", meta=item.meta,
+                ))
+            except InvalidArgumentError:
+                continue
+        return out
+
+    def _learn_predicate(self, name: object) -> None:
+        """Classify a predicate the registry has never seen: once, then persisted."""
+        if not isinstance(name, str) or not name.strip():
+            return
+        canonical = self._registry.canonical(name)
+        if self._registry.is_known(canonical):
+            return
+        answer = self._llm.classify_predicate(canonical)
+        if self._recorder is not None:
+            self._recorder.record("llm.calls", kind="classify")
+        # Only the classification is taken: the name is ours, and a model's aliases
+        # could claim a slot another predicate owns.
+        spec = self._registry.register(
+            PredicateSpec(canonical, answer.cardinality, answer.volatility)
+        )
+        self._store.save_predicates([spec])
+
+    def _warn_degraded(self) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                "add() has no model (NullLLM): turns the rules cannot read are stored as"
+                " episodes but yield no claims (counted as receipt.unextracted). Pass"
+                " llm=AnthropicLLM() or OpenAILLM(), or write facts with remember().",
+                DegradedExtractionWarning,
+                stacklevel=4,
+            )
+
+
+# -- normalizing what add() accepts -------------------------------------------------------
+def _turns(messages: object, role: str, ts: datetime | None) -> list[_Turn]:
+    """``add()``'s argument as turns: a string, strings, Episodes or role/content dicts."""
+    role = _check_role(role, "role")
+    if ts is not None:
+        to_micros(ts, "ts")
+    if isinstance(messages, (str, Episode, Mapping)):
+        messages = [messages]
+    if not isinstance(messages, Sequence) or isinstance(messages, (bytes, bytearray)):
+        raise InvalidArgumentError(
+            "messages", "expected a string, a list of strings, Episodes or role/content dicts,"
+            f" got {type(messages).__name__}"
+        )
+    turns: list[_Turn] = []
+    for i, item in enumerate(messages):
+        where = f"messages[{i}]"
+        if isinstance(item, str):
+            turns.append(_Turn(role, _content(item, where), ts))
+        elif isinstance(item, Episode):
+            when = item.ts if item.ts is not None else ts
+            if when is not None:
+                to_micros(when, f"{where}.ts")
+            turns.append(_Turn(_check_role(item.role, f"{where}.role"),
+                               _content(item.content, f"{where}.content"), when))
+        elif isinstance(item, Mapping):
+            turns.append(_Turn(
+                _check_role(item.get("role", role), f"{where}.role"),
+                _content(_dict_content(item.get("content"), f"{where}.content"),
+                         f"{where}.content"),
+                ts,
+            ))
+        else:
+            raise InvalidArgumentError(
+                where, f"expected a string, an Episode or a dict, got {type(item).__name__}"
+            )
+    return turns
+
+
+def _dict_content(value: object, where: str) -> object:
+    """OpenAI-style content: a string, or a list of ``{"type": "text", "text": ...}`` parts."""
+    if isinstance(value, list):
+        parts = []
+        for j, part in enumerate(value):
+            if not (isinstance(part, Mapping) and isinstance(part.get("text"), str)):
+                raise InvalidArgumentError(f"{where}[{j}]", "expected a {'type': 'text', 'text': str} part")
+            parts.append(part["text"])
+        return "\n".join(parts)
+    return value
+
+
+def _content(value: object, where: str) -> str:
+    text = _args.check_text(value, where, allow_empty=True)
+    if len(text) > MAX_TURN_CHARS:
+        raise InvalidArgumentError(where, f"is {len(text):,} characters; a turn holds at most {MAX_TURN_CHARS:,}")
+    if "\x00" in text:
+        raise InvalidArgumentError(where, "contains a NUL character")
+    return text
+
+
+def _check_role(value: object, where: str) -> str:
+    if value not in ROLES:
+        raise InvalidArgumentError(where, f"must be one of {', '.join(ROLES)}; got {value!r:.40}")
+    return str(value)
+
+
+def _episode(turn: _Turn, scope: Scope, now: int, position: int) -> Episode:
+    """The stored form of a turn, with its id set now so claims can cite it."""
+    recorded = from_micros(now)
+    ts = turn.ts if turn.ts is not None else recorded
+    digest = hashlib.blake2b(
+        "\x1f".join([*(v or "" for v in scope.values()), turn.role, turn.content,
+                     str(to_micros(ts, "ts")), str(now), str(position)]).encode("utf-8", "surrogatepass"),
+        digest_size=8,
+    ).hexdigest()
+    return Episode(turn.content, turn.role, ts, recorded, scope, f"e{digest}")
