@@ -12,6 +12,10 @@ the min-max spread:
 
 * ``remember()`` one call at a time, on fresh slots and on revising ONE slots (claims/s);
 * one ``remember_many()`` call of 5,000 fresh claims (claims/s);
+* ``add()`` with no model (``NullLLM``), one turn a call and 100 turns a call (turns/s),
+  over a chat-like mix: every fifth turn is the filler "ok thanks" (dropped by the gate,
+  then skipped as a duplicate), two in five are first-person facts the rules read, two in
+  five are questions and remarks no rule reads (counted as unextracted);
 * ``get_all()``, ``count()``, ``history()`` and ``stats()`` latency (ms);
 * bytes on disk per claim (every file in ``SQLiteStore.FILE_SUFFIXES``, after ``close()``).
 
@@ -53,6 +57,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -60,7 +65,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 import memvara
-from memvara import Claim, Memvara, Scope, SQLiteStore
+from memvara import Claim, DegradedExtractionWarning, Memvara, Scope, SQLiteStore
+
+warnings.simplefilter("ignore", DegradedExtractionWarning)  # no model here, on purpose
 
 BATCH = 5_000
 SINGLE_CALLS = 500
@@ -74,6 +81,9 @@ TARGET_BULK = 30_000.0  # claims/s, remember_many()
 TARGET_READ_MS = 50.0  # get_all / count / history at the largest size
 TARGET_BYTES = 3_072.0  # bytes on disk per claim
 TARGET_FLAT = 0.67  # rate at the largest size / rate at the smallest ("roughly flat")
+TARGET_ADD = 3_000.0  # chat turns/s through add()'s fast path, no model
+ADD_TURNS = 500
+ADD_BATCH = 100
 
 CITIES = tuple(f"city_{i}" for i in range(60))
 ORGS = tuple(f"org_{i}" for i in range(80))
@@ -350,7 +360,38 @@ def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
     rows.append(Row("remember_many() 5,000 fresh claims/call", layout, n, "claims/s", s,
                     f">= {TARGET_BULK:,.0f}", med >= TARGET_BULK,
                     _join("1,250 new subjects x 4 predicates", note)))
+
+    # add(), no model: one turn a call, then ADD_BATCH turns a call
+    for per_call in (1, ADD_BATCH):
+        def adds(rep: int, per_call: int = per_call) -> float:
+            turns = [_chat_turn(f"{tag}{per_call}r{rep}", i) for i in range(ADD_TURNS)]
+            user = _scope_kw(layout, rep % subjects)
+            t0 = time.perf_counter()
+            for start in range(0, len(turns), per_call):
+                mem.add(turns[start : start + per_call], user=user)
+            return len(turns) / (time.perf_counter() - t0)
+
+        s = _samples(adds, cfg.repeats, cfg.row_budget_s)
+        med = statistics.median(s)
+        rows.append(Row(f"add() {per_call} turn{'s' if per_call > 1 else ''}/call, NullLLM",
+                        layout, n, "turns/s", s, f">= {TARGET_ADD:,.0f}", med >= TARGET_ADD,
+                        _join(f"{ADD_TURNS} chat turns/sample: 2/5 rule facts, 2/5 prose,"
+                              " 1/5 filler", note)))
     return rows
+
+
+def _chat_turn(tag: str, i: int) -> str:
+    """The ``i``-th turn of a chat-like mix (see the module docstring); unique per tag."""
+    kind = i % 5
+    if kind == 0:
+        return f"I work at {ORGS[i % len(ORGS)]} branch {tag}x{i}"
+    if kind == 1:
+        return f"how do I fix build error {tag}x{i} in my project?"
+    if kind == 2:
+        return "ok thanks"
+    if kind == 3:
+        return f"I live in {CITIES[i % len(CITIES)]} district {tag}x{i}"
+    return f"the standup moved to room {tag}x{i} this week"
 
 
 def _join(*parts: str) -> str:
@@ -372,7 +413,8 @@ def _read_row(
 def _flatness(rows: Sequence[Row], layouts: Sequence[str]) -> list[Row]:
     out: list[Row] = []
     rates = ("remember() 1 call/claim, fresh slot", "remember() 1 call/claim, revise ONE slot",
-             "remember_many() 5,000 fresh claims/call")
+             "remember_many() 5,000 fresh claims/call", "add() 1 turn/call, NullLLM",
+             f"add() {ADD_BATCH} turns/call, NullLLM")
     for layout in layouts:
         for measure in rates:
             found = sorted((r for r in rows if r.layout == layout and r.measure == measure),

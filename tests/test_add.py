@@ -258,3 +258,15 @@ def test_near_duplicates_are_caught_across_processes_and_many_scopes(
     with Memvara(db_path, clock=clock, llm=FakeLLM()) as mem:  # a fresh process
         assert [s.reason for s in mem.add("I LIVE IN OSLO", user="bob").skipped] == ["near_duplicate"]
         assert mem.stats(user="bob")["episodes"] == 1
+
+
+def test_turns_get_their_own_sidecar_once_claims_have_vectors(db_path: str, clock: Clock) -> None:
+    from .conftest import embed_all
+
+    with Memvara(db_path, clock=clock, llm=FakeLLM()) as mem:
+        mem.remember("user", "likes", "tea")
+        embed_all(mem)  # the claims' sidecar now fixes the store's width
+        mem.add("I live in Oslo")
+        assert mem.stats()["embeddings"] == 2
+    from pathlib import Path
+    assert Path(db_path + ".episodes.vecs").exists()

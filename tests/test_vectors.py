@@ -101,3 +101,13 @@ def test_a_read_never_grows_the_file(tmp_path: Path) -> None:
     assert not vf.read([10_000]).any()
     assert path.stat().st_size == size
     vf.close()
+
+
+def test_a_sidecar_whose_width_is_already_known_is_created_on_its_first_write(tmp_path: Path) -> None:
+    path = str(tmp_path / "v.vecs")
+    sidecar = VectorFile(path, 8)  # the store knows the width from its other sidecar
+    assert not Path(path).exists()
+    sidecar.write([3], np.ones((1, 8), dtype=np.float32))
+    np.testing.assert_array_equal(sidecar.read([3]), np.ones((1, 8), dtype=np.float32))
+    sidecar.close()
+    assert VectorFile(path, 8).read([3]).sum() == 8

@@ -118,12 +118,12 @@ class VectorFile:
             return
         width = int(vectors.shape[1])
         with self._lock:
-            if self._dim is None:
-                self._create(width)
-            elif width != self._dim:
+            if self._dim is not None and width != self._dim:
                 raise DimensionMismatchError(
                     f"vectors are {width}-d but this store holds {self._dim}-d vectors"
                 )
+            if self._rows is None and (self._path is None or not os.path.exists(self._path)):
+                self._create(width)  # the first vector (the width may be known already)
             self._ensure(max(slots) + 1)
             rows = self._rows
             assert rows is not None  # noqa: S101 - _ensure mapped it
