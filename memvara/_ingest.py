@@ -144,10 +144,13 @@ class Ingest:
                 extracted, llm_calls = self._extract(for_model)
                 claims.extend(self._model_claims(extracted, for_model, scope, now))
 
-        receipt = self._writer.remember(
-            claims, "ended", episodes=episodes,
-            episode_vectors=kept_vectors if episodes else None,
-        )
+        if not episodes and not claims:  # every turn was a repeat: nothing to write
+            receipt = WriteReceipt()
+        else:
+            receipt = self._writer.remember(
+                claims, "ended", episodes=episodes,
+                episode_vectors=kept_vectors if episodes else None,
+            )
         if episodes:
             self._remember_recent(scope, kept_vectors)
         return replace(
