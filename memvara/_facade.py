@@ -43,6 +43,7 @@ class _Core:
         llm: LLM,
         redactor: Redactor | None,
         recorder: Recorder | None,
+        resolve_entities: bool = False,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -52,7 +53,8 @@ class _Core:
         self.recorder = recorder
         self.writer = Writer(store, registry, embedder, clock)
         self.ingest = Ingest(
-            self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder
+            self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
+            resolve_entities=resolve_entities,
         )
         self.closed = False
 
@@ -427,12 +429,68 @@ class _MemoryAPI:
         later are undone); ``valid_at`` keeps only the values in force at that instant.
         """
         scope = self._at(tenant, user, agent, session)
-        key = entity_key(_args.check_text(subject, "subject"))
+        keys = self._entity_keys(scope, _args.check_text(subject, "subject"))
         canonical = self._core.registry.canonical(_args.check_text(predicate, "predicate"))
         tq = resolve_time(
             valid_at, known_at, as_of, self._core.writer.now(), valid_default_now=False
         )
-        return self._core.store.slot_history(scope, [key], canonical, tq)
+        return self._core.store.slot_history(scope, keys, canonical, tq)
+
+    def _entity_keys(self, scope: Scope, probe: str) -> list[str]:
+        """Every key ``probe`` names for ``scope``'s owner: its fold, the entity a learned
+        alias maps it to, and every other alias of that entity. The owner's aliases only:
+        a broader owner's never apply."""
+        key = entity_key(probe)
+        aliases = self._core.store.aliases(Scope(scope.tenant, scope.user))
+        entity = aliases.get(key, key)
+        return list(dict.fromkeys([key, entity, *(a for a, e in aliases.items() if e == entity)]))
+
+    def alias_entity(
+        self,
+        surface: str,
+        entity: str,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> None:
+        """Decide that ``surface`` is another name of ``entity`` (``"Big Blue"``, ``"IBM"``)
+        for this owner (tenant and user).
+
+        New writes file either name under one key, and ``history()`` reached by either
+        name returns both names' claims. Claims already written keep their key until
+        ``backfill_entities()`` re-files them.
+
+        Raises:
+            InvalidArgumentError: a blank name, or two names that already fold together.
+        """
+        scope = self._at(tenant, user, agent, session)
+        self._core.writer.learn_alias(scope, surface, entity, via="owner")
+
+    def backfill_entities(
+        self,
+        *,
+        dry_run: bool = True,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Claim]:
+        """Re-file this owner's claims written under an alias under its entity.
+
+        A dry run (the default) changes nothing and returns the claims it would change.
+        Each changed claim's ``meta["entity_backfill"]`` records the old key, the new one
+        and when, so an explanation can say why its history moved.
+        """
+        if not isinstance(dry_run, bool):
+            raise InvalidArgumentError("dry_run", f"expected True or False, got {dry_run!r:.40}")
+        scope = self._at(tenant, user, agent, session)
+        owner = Scope(scope.tenant, scope.user)
+        store = self._core.store
+        return store.rekey_subjects(
+            owner, store.aliases(owner), self._core.writer.now(), dry_run=dry_run
+        )
 
     def stats(
         self,
@@ -491,6 +549,10 @@ class Memvara(_MemoryAPI):
             ``remember()`` never consults it.
         telemetry: a ``Recorder`` for the failure-mode series (default ``None``: off).
         redactor: applied to every turn before it is stored, indexed or embedded.
+        resolve_entities: let ``add()`` ask the model (its ``resolve_entity``) whether a
+            name it has not seen for this owner is another name of one it has
+            (``"Big Blue"`` for ``"IBM"``). Off by default: names never run out, so it is a
+            per-name cost forever.
         registry: the predicate schema (default: ``BUILTIN_PREDICATES``). Non-seed specs
             are persisted in the store, and ones persisted by earlier processes are
             loaded where this registry does not declare the name itself.
@@ -513,6 +575,7 @@ class Memvara(_MemoryAPI):
         llm: LLM | None = None,
         telemetry: Recorder | None = None,
         redactor: Redactor | None = None,
+        resolve_entities: bool = False,
         tenant: str | None = None,
         user: str | None = None,
         agent: str | None = None,
@@ -538,6 +601,12 @@ class Memvara(_MemoryAPI):
             raise InvalidArgumentError("telemetry", "expected an object with .record(name, value, **tags)")
         if redactor is not None and not isinstance(redactor, Redactor):
             raise InvalidArgumentError("redactor", "expected an object with .redact(text)")
+        if not isinstance(resolve_entities, bool):
+            raise InvalidArgumentError("resolve_entities", "expected True or False")
+        if resolve_entities and not callable(getattr(llm, "resolve_entity", None)):
+            raise InvalidArgumentError(
+                "resolve_entities", "the llm has no resolve_entity(surface, candidates) method"
+            )
         scope = Scope(tenant, user, agent, session)
         registry = PredicateRegistry() if registry is None else registry
         store = SQLiteStore(path) if store is None else store
@@ -552,7 +621,8 @@ class Memvara(_MemoryAPI):
             store.close()
             raise
         self._core = _Core(
-            store, registry, embedder, clock or system_clock, llm, redactor, telemetry
+            store, registry, embedder, clock or system_clock, llm, redactor, telemetry,
+            resolve_entities,
         )
         self._scope = scope
 

@@ -53,6 +53,8 @@ RECENT_TURNS = 32
 """How many of a scope's latest turns a new turn is compared with for near-duplicates."""
 RECENT_SCOPES = 128
 RULES_EXTRACTOR = "rules:v1"
+ENTITY_CANDIDATES = 50
+"""How many of the owner's recent names a new name is compared against."""
 
 
 @dataclass(slots=True)
@@ -75,6 +77,7 @@ class Ingest:
         *,
         redactor: Redactor | None = None,
         recorder: Recorder | None = None,
+        resolve_entities: bool = False,
     ) -> None:
         self._writer = writer
         self._store = store
@@ -83,6 +86,7 @@ class Ingest:
         self._llm = llm
         self._redactor = redactor
         self._recorder = recorder
+        self._resolve_entities = resolve_entities
         self._warned = False
         # Latest turn vectors per scope, so a near-duplicate check costs a matmul, not
         # a read of the sidecar: seeded from the store the first time a scope is seen,
@@ -239,10 +243,11 @@ class Ingest:
     ) -> list[Claim]:
         """The model's claims, checked like any write; a bad one is dropped, not fatal."""
         by_id = {t.id: t for t in turns}
+        items = [item for item in extracted if isinstance(item, Claim)]
+        if self._resolve_entities:
+            self._resolve_names(items, scope)
         out: list[Claim] = []
-        for item in extracted:
-            if not isinstance(item, Claim):
-                continue
+        for item in items:
             sources = tuple(s for s in item.sources if s in by_id) or (turns[0].id,)
             said = by_id[sources[0]]
             self._learn_predicate(item.predicate)
@@ -257,6 +262,29 @@ class Ingest:
             except InvalidArgumentError:
                 continue
         return out
+
+    def _resolve_names(self, items: list[Claim], scope: Scope) -> None:
+        """Ask the model, once per name new to this owner, whether it is another name of
+        an entity the owner already has; learn the alias if so."""
+        resolve = getattr(self._llm, "resolve_entity")
+        candidates = self._store.entity_surfaces(Scope(scope.tenant, scope.user), ENTITY_CANDIDATES)
+        known = {self._writer.key_of(scope, c) for c in candidates}
+        asked: set[str] = set()
+        for item in items:
+            for surface in (item.subject, item.object):
+                if not isinstance(surface, str) or not surface.strip():
+                    continue
+                key = self._writer.key_of(scope, surface)
+                if key in known or key in asked or not candidates:
+                    continue
+                asked.add(key)
+                answer = resolve(surface, candidates)
+                if self._recorder is not None:
+                    self._recorder.record("llm.calls", kind="resolve_entity")
+                if isinstance(answer, str) and answer in candidates:
+                    # A candidate's key is known, so it differs from this new one.
+                    self._writer.learn_alias(scope, surface, answer, via="llm")
+                    known.add(key)
 
     def _learn_predicate(self, name: object) -> None:
         """Classify a predicate the registry has never seen: once, then persisted."""

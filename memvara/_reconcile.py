@@ -22,7 +22,7 @@ the closed claim was itself recorded).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -53,7 +53,11 @@ def _overlaps(start: int, end: int | None, other_start: int, other_end: int | No
 
 
 def plan_write(
-    new: Claim, existing: Sequence[Claim], cardinality: Cardinality, close: str
+    new: Claim,
+    existing: Sequence[Claim],
+    cardinality: Cardinality,
+    close: str,
+    key_of: Callable[[str], str] = entity_key,
 ) -> Plan:
     """Decide how ``new`` (times already filled in) settles against its slot.
 
@@ -62,18 +66,19 @@ def plan_write(
         existing: the slot's still-believed claims at the write's exact scope.
         cardinality: the predicate's cardinality.
         close: ``"ended"`` or ``"retired"``, how a conflicting value is closed.
+        key_of: an object's entity key (the fold, or a learned alias on top of it).
     """
     plan = Plan(valid_to=_micros(new.valid_to))
     if not existing:
         return plan
     start = to_micros(new.valid_from, "valid_from")
     recorded = to_micros(new.recorded_at, "recorded_at")
-    key = entity_key(new.object)
+    key = key_of(new.object)
     single = cardinality is Cardinality.ONE and new.polarity > 0
     conflicting: list[tuple[Claim, int, int | None]] = []
     for old in existing:
         old_start, old_end = to_micros(old.valid_from, "valid_from"), _micros(old.valid_to)
-        if entity_key(old.object) == key:
+        if key_of(old.object) == key:
             if old.polarity == new.polarity:
                 if _overlaps(start, plan.valid_to, old_start, old_end):
                     return Plan(reinforce=old)

@@ -32,6 +32,8 @@ EMBED_BATCH = 256
 """Claims written in smaller batches wait for their vectors until this many do."""
 
 _NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
+ALIAS_OWNERS_CACHED = 4096
+"""Owners whose learned aliases a writer keeps in memory at once."""
 
 
 def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
@@ -59,6 +61,43 @@ class Writer:
         self._embedder = embedder
         self._clock = clock
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
+        self._aliases: dict[tuple[str | None, str | None], dict[str, str]] = {}
+
+    # -- learned entity aliases ---------------------------------------------------------
+    def aliases(self, scope: Scope) -> dict[str, str]:
+        """The aliases learned for ``scope``'s owner (its tenant and user), cached.
+
+        A process sees aliases learned by another process after it reopens the store.
+        """
+        owner = (scope.tenant, scope.user)
+        found = self._aliases.get(owner)
+        if found is None:
+            if len(self._aliases) >= ALIAS_OWNERS_CACHED:
+                self._aliases.clear()
+            found = self._aliases[owner] = self._store.aliases(Scope(*owner))
+        return found
+
+    def learn_alias(self, scope: Scope, surface: str, entity: str, via: str) -> tuple[str, str]:
+        """Make ``surface`` a name of ``entity`` for ``scope``'s owner; the two keys."""
+        owner = Scope(scope.tenant, scope.user)
+        aliases = self.aliases(owner)
+        alias_key = entity_key(_args.check_text(surface, "surface"))
+        target = entity_key(_args.check_text(entity, "entity"))
+        target = aliases.get(target, target)  # an alias of an alias names the same entity
+        if alias_key == target:
+            raise InvalidArgumentError("surface", f"{surface!r} already names {entity!r}")
+        self._store.learn_alias(owner, alias_key, target, self.now(), via)
+        for old, new in list(aliases.items()):  # whatever pointed at the alias follows it
+            if new == alias_key:
+                self._store.learn_alias(owner, old, target, self.now(), via)
+        self._aliases.pop((owner.tenant, owner.user), None)
+        return alias_key, target
+
+    def key_of(self, scope: Scope, surface: str) -> str:
+        """``surface``'s entity key for ``scope``'s owner: its fold, through any alias."""
+        key = entity_key(surface)
+        aliases = self.aliases(scope)
+        return aliases.get(key, key) if aliases else key
 
     def embed_missing(self) -> int:
         """Embed every claim still waiting for its vector, in one batched encode (run
@@ -225,7 +264,7 @@ class Writer:
         batch: list[tuple[int, Plan]] = []  # claims alone in their slot: one insert for all
         one_by_one: list[int] = []
         for scope, indices in by_scope.items():
-            slots = [(entity_key(claims[i].subject), claims[i].predicate) for i in indices]
+            slots = [(self.key_of(scope, claims[i].subject), claims[i].predicate) for i in indices]
             repeated = {slot for slot, n in Counter(slots).items() if n > 1}
             earliest = min(to_micros(claims[i].valid_from, "valid_from") for i in indices)
             existing = self._store.slot_claims(
@@ -251,7 +290,7 @@ class Writer:
         skip_ids: frozenset[str],
     ) -> None:
         claim = claims[i]
-        slot = (entity_key(claim.subject), claim.predicate)
+        slot = (self.key_of(claim.scope, claim.subject), claim.predicate)
         found = self._store.slot_claims(
             claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from")
         )[slot]
@@ -259,7 +298,13 @@ class Writer:
         self._commit_plans(claims, vectors, [(i, self._plan(claim, current, close))], outcome)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
-        return plan_write(claim, existing, self._registry.spec(claim.predicate).cardinality, close)
+        cardinality = self._registry.spec(claim.predicate).cardinality
+        if not existing:
+            return plan_write(claim, existing, cardinality, close)
+        scope = claim.scope
+        return plan_write(
+            claim, existing, cardinality, close, lambda surface: self.key_of(scope, surface)
+        )
 
     def _commit_plans(
         self,
@@ -279,7 +324,10 @@ class Writer:
             return
         new = [_bounded(claims[i], plan.valid_to) for i, plan in inserts]
         rows = None if vectors is None else vectors[[i for i, _ in inserts]]
-        stored = store.insert_claims(new, rows)
+        keys = None
+        if any(self.aliases(c.scope) for c in new):
+            keys = [self.key_of(c.scope, c.subject) for c in new]
+        stored = store.insert_claims(new, rows, keys)
         outcome.added.extend(stored)
         ends: list[tuple[str, int, int]] = []
         retires: list[tuple[str, int, str | None]] = []
@@ -338,7 +386,7 @@ class Writer:
     # -- retire ---------------------------------------------------------------------------
     def forget(self, scope: Scope, subject: str, predicate: str, at: datetime | None) -> list[Claim]:
         """Retire every still-believed claim of one slot at exactly ``scope``."""
-        slot = (entity_key(_args.check_text(subject, "subject")),
+        slot = (self.key_of(scope, _args.check_text(subject, "subject")),
                 self._registry.canonical(_args.check_text(predicate, "predicate")))
         when = self.now() if at is None else to_micros(at, "at")
         with self._store.transaction():

@@ -136,7 +136,21 @@ _V1 = (
     "INSERT INTO store_meta (key, value) VALUES ('fts_claims', '0'), ('fts_episodes', '0')",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+# v2: entity aliases learned for one owner (tenant + user): "big blue" is "ibm" for this
+# owner only. Applied to new writes and widened reads; old rows are re-keyed only by an
+# explicit backfill, which stamps what it changed.
+_V2 = (
+    """
+    CREATE TABLE entity_aliases (
+        s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
+        alias_key TEXT NOT NULL, entity_key TEXT NOT NULL,
+        learned_at INTEGER NOT NULL, via TEXT NOT NULL,
+        PRIMARY KEY (s_tenant, s_user, alias_key)
+    ) WITHOUT ROWID
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -76,11 +76,15 @@ def claim_rowid(claim_id: str) -> int:
     return int(head[1:]) if head[1:].isascii() else 0
 
 
-def claim_row(claim: Claim, rowid: int, slot: int | None) -> tuple[str, tuple[object, ...]]:
-    """The claim's new id and its ``INSERT_SQL`` parameters (rowid, id, ..., vec_slot)."""
+def claim_row(
+    claim: Claim, rowid: int, slot: int | None, subject_key: str | None = None
+) -> tuple[str, tuple[object, ...]]:
+    """The claim's new id and its ``INSERT_SQL`` parameters (rowid, id, ..., vec_slot);
+    the subject is keyed by its fold unless the writer resolved it to a learned alias."""
     scope = claim.scope
     scope_values = (scope.tenant or "", scope.user or "", scope.agent or "", scope.session or "")
-    subject_key = entity_key(claim.subject)
+    if subject_key is None:
+        subject_key = entity_key(claim.subject)
     valid_from = to_micros(claim.valid_from, "valid_from")
     recorded = to_micros(claim.recorded_at, "recorded_at")
     valid_to = optional_micros(claim.valid_to, "valid_to")

@@ -36,7 +36,7 @@ backend keeps it (rows, text indexes, vectors, logs) before returning.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
@@ -68,9 +68,15 @@ class Store(Protocol):
 
     # -- writes -------------------------------------------------------------------
     def insert_claims(
-        self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None
+        self,
+        claims: Sequence[Claim],
+        vectors: npt.NDArray[np.float32] | None,
+        subject_keys: Sequence[str] | None = None,
     ) -> list[Claim]:
         """Insert new claims (row ``i`` of ``vectors`` belongs to ``claims[i]``).
+
+        ``subject_keys[i]``, when given, is the key ``claims[i]`` is filed under (its
+        subject's ``entity_key``, or the entity a learned alias maps it to).
 
         Returns the claims as stored, with ``id`` assigned. Every time field the caller
         leaves ``None`` except the ends must already be filled in by the caller.
@@ -166,6 +172,29 @@ class Store(Protocol):
     def stats(self, scope: Scope, now: int) -> dict[str, int]:
         """``episodes``, ``claims``, ``live_claims``, ``ended_claims``, ``invalidated``
         and ``embeddings`` at ``now`` (see the spec's "Counting claims")."""
+        ...
+
+    # -- learned entity aliases -------------------------------------------------------
+    def learn_alias(self, owner: Scope, alias_key: str, entity_key: str, at: int, via: str) -> None:
+        """Record that, for ``owner`` (its tenant and user), ``alias_key`` names the
+        entity ``entity_key``; ``via`` says who decided (a model, a person)."""
+        ...
+
+    def aliases(self, owner: Scope) -> dict[str, str]:
+        """``alias_key -> entity_key`` learned for exactly ``owner``'s tenant and user."""
+        ...
+
+    def rekey_subjects(
+        self, owner: Scope, mapping: Mapping[str, str], at: int, *, dry_run: bool
+    ) -> list[Claim]:
+        """File the claims in ``owner``'s subtree whose subject key is a key of
+        ``mapping`` under the mapped key instead, stamping each one's ``meta`` with the
+        change; returns them as they are (or, with ``dry_run``, would be) afterwards."""
+        ...
+
+    def entity_surfaces(self, owner: Scope, limit: int) -> list[str]:
+        """The most recent distinct subjects and objects written in ``owner``'s subtree,
+        newest first (the candidates an alias may resolve to)."""
         ...
 
     # -- erasure ------------------------------------------------------------------

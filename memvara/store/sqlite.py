@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
@@ -97,6 +97,10 @@ def _slot_sql(n_slots: int, bounded: bool) -> str:
         f" WHERE {where} AND claims.invalidated_at IS NULL"
         f" ORDER BY claims.valid_from, claims.rowid"
     )
+
+
+class _DryRun(Exception):
+    """Raised inside a transaction to roll back a change that was only being tried."""
 
 
 def content_hash(text: str) -> str:
@@ -480,7 +484,10 @@ class SQLiteStore:
         return done
 
     def insert_claims(
-        self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None
+        self,
+        claims: Sequence[Claim],
+        vectors: npt.NDArray[np.float32] | None,
+        subject_keys: Sequence[str] | None = None,
     ) -> list[Claim]:
         """Insert new claims; see ``Store.insert_claims``."""
         if not claims:
@@ -492,7 +499,8 @@ class SQLiteStore:
             links: list[tuple[str, int]] = []
             for offset, (claim, slot) in enumerate(zip(claims, slots), start=1):
                 rowid = last + offset
-                cid, row = claim_row(claim, rowid, slot)
+                key = None if subject_keys is None else subject_keys[offset - 1]
+                cid, row = claim_row(claim, rowid, slot, key)
                 rows.append(row)
                 links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 stored.append(with_id(claim, cid))
@@ -773,6 +781,55 @@ class SQLiteStore:
             "invalidated": int(claims[3]),
             "embeddings": int(claims[4]) + int(episodes[1]),
         }
+
+    # -- learned entity aliases ---------------------------------------------------------
+    def learn_alias(self, owner: Scope, alias_key: str, entity_key: str, at: int, via: str) -> None:
+        """Record an alias for ``owner``; see ``Store.learn_alias``."""
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO entity_aliases"
+                " (s_tenant, s_user, alias_key, entity_key, learned_at, via)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (owner.tenant or "", owner.user or "", alias_key, entity_key, at, via),
+            )
+
+    def aliases(self, owner: Scope) -> dict[str, str]:
+        """The aliases learned for ``owner``; see ``Store.aliases``."""
+        return dict(self._query(
+            "SELECT alias_key, entity_key FROM entity_aliases WHERE s_tenant = ? AND s_user = ?",
+            [owner.tenant or "", owner.user or ""],
+        ))
+
+    def rekey_subjects(
+        self, owner: Scope, mapping: Mapping[str, str], at: int, *, dry_run: bool
+    ) -> list[Claim]:
+        """Re-file claims under learned entities; see ``Store.rekey_subjects``."""
+        changed: list[Claim] = []
+        if not mapping:
+            return changed
+        try:
+            with self.transaction(), self._writing() as conn:
+                for old, new in mapping.items():
+                    changed.extend(decode_claim(row, None) for row in conn.execute(
+                        "UPDATE claims SET subject_key = ?, meta = json_set(coalesce(meta, '{}'),"
+                        " '$.entity_backfill', json_object('from', subject_key, 'to', ?, 'at', ?))"
+                        " WHERE s_tenant = ? AND s_user = ? AND subject_key = ?"
+                        f" RETURNING {CLAIM_COLUMNS}",
+                        (new, new, at, owner.tenant or "", owner.user or "", old),
+                    ).fetchall())
+                if dry_run:
+                    raise _DryRun
+        except _DryRun:
+            pass
+        return changed
+
+    def entity_surfaces(self, owner: Scope, limit: int) -> list[str]:
+        """Recent subjects and objects of ``owner``; see ``Store.entity_surfaces``."""
+        rows = self._write_side_query(
+            "SELECT subject, object FROM claims WHERE s_tenant = ? AND s_user = ?"
+            " ORDER BY rowid DESC LIMIT ?", [owner.tenant or "", owner.user or "", limit],
+        )
+        return list(dict.fromkeys(surface for pair in rows for surface in pair))[:limit]
 
     # -- erasure ----------------------------------------------------------------------
     def _scrub(self, conn: sqlite3.Connection, fts_tables: Collection[str]) -> None:
