@@ -148,6 +148,11 @@ _V2 = (
         PRIMARY KEY (s_tenant, s_user, alias_key)
     ) WITHOUT ROWID
     """,
+    # The slot index also carries belief and the end of valid time, so settling a write
+    # against a slot with a long history reads index entries, not every old row.
+    "DROP INDEX claims_slot",
+    "CREATE INDEX claims_slot ON claims (subject_key, predicate, s_user, s_tenant, s_agent,"
+    " s_session, invalidated_at, valid_to)",
 )
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
