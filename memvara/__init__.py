@@ -26,7 +26,18 @@ from ._errors import (
     StoreLockedError,
 )
 from ._facade import Memvara, ScopedMemvara
-from ._model import MEMORY_TYPES, STATES, Claim, Episode, Scope, Skip, State, WriteReceipt
+from ._model import (
+    MEMORY_TYPES,
+    STATES,
+    Claim,
+    Episode,
+    Explanation,
+    Retrieved,
+    Scope,
+    Skip,
+    State,
+    WriteReceipt,
+)
 from .embed import Embedder, HashingEmbedder
 from .llm import LLM, DegradedExtractionWarning, LLMError, NullLLM
 from .redact import BasicRedactor, Redactor
@@ -58,6 +69,7 @@ __all__ = [
     "DimensionMismatchError",
     "Embedder",
     "Episode",
+    "Explanation",
     "HashingEmbedder",
     "InvalidArgumentError",
     "InvalidTimeError",
@@ -75,6 +87,7 @@ __all__ = [
     "ReadOnlyStoreError",
     "Recorder",
     "Redactor",
+    "Retrieved",
     "SQLiteStore",
     "STATES",
     "SchemaVersionError",

@@ -24,6 +24,9 @@ __all__ = [
     "Unset",
     "check_claim_id",
     "check_close",
+    "check_k",
+    "check_memory_types",
+    "check_min_score",
     "check_confidence",
     "check_memory_type",
     "check_meta",
@@ -122,6 +125,38 @@ def check_meta(value: Mapping[str, object]) -> dict[str, object]:
 def check_claim_id(value: object) -> str:
     """A claim id: a non-empty string."""
     return check_text(value, "claim_id")
+
+
+MAX_K = 1_000_000
+
+
+def check_k(value: object) -> int:
+    """How many results: an int from 1 to ``MAX_K``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+        raise InvalidArgumentError("k", f"expected an int from 1 to {MAX_K:,}, got {value!r:.40}")
+    return value
+
+
+def check_min_score(value: object) -> float:
+    """A score floor: a finite number from 0 to 2 (the most a score can be)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+        math.isfinite(value) and 0.0 <= value <= 2.0
+    ):
+        raise InvalidArgumentError("min_score", f"expected a number from 0 to 2, got {value!r:.40}")
+    return float(value)
+
+
+def check_memory_types(value: object) -> frozenset[str]:
+    """A non-empty collection of memory types."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidArgumentError("memory_types", f"expected a list of {', '.join(MEMORY_TYPES)}")
+    items = list(value)
+    unknown = [repr(item)[:40] for item in items if item not in MEMORY_TYPES]
+    if not items or unknown:
+        raise InvalidArgumentError(
+            "memory_types", f"expected some of {', '.join(MEMORY_TYPES)}; got {unknown or 'none'}"
+        )
+    return frozenset(str(item) for item in items)
 
 
 def check_close(value: object) -> str:

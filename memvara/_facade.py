@@ -16,7 +16,11 @@ from . import _args
 from ._args import UNSET, ScopeArg, resolve_scope, resolve_states, resolve_time
 from ._entities import entity_key
 from ._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
-from ._model import Claim, Scope, WriteReceipt
+from ._model import Claim, Retrieved, Scope, TimeQuery, WriteReceipt
+from ._recall import EPISODE_HEADER, HISTORY_HEADER
+from ._recall import HEADER as RECALL_HEADER
+from ._recall import render as render_recall
+from ._retrieve import Retriever
 from ._time import Clock, system_clock
 from ._ingest import Ingest
 from ._writes import Writer, encode_checked
@@ -52,6 +56,7 @@ class _Core:
         self.llm = llm
         self.recorder = recorder
         self.writer = Writer(store, registry, embedder, clock)
+        self.retriever = Retriever(store, embedder, registry, self.writer)
         self.ingest = Ingest(
             self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
             resolve_entities=resolve_entities,
@@ -390,6 +395,116 @@ class _MemoryAPI:
         chosen = resolve_states(states, include_invalidated)
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
         return self._core.store.find_claims(scope, tq, chosen)
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        min_score: float = 0.0,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        memory_types: Iterable[str] | None = None,
+        states: Iterable[str] | None = None,
+        include_invalidated: bool | None = None,
+        include_episodes: bool = False,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Retrieved]:
+        """The ``k`` best matches for ``query``, lexical and vector, at one instant.
+
+        Only what this read may see is searched (scope, ``valid_at``/``known_at``,
+        ``states``) before the lists are cut, so a search into the past finds the
+        past's answer. Ranks from BM25 and from cosine are fused, then scaled by recency
+        (by the predicate's volatility), confidence and salience; each result explains
+        its score (``r.explain.summary()``).
+
+        Args:
+            query: what to look for; any text (quotes and FTS syntax are taken literally).
+            k: how many results, from 1 to 1,000,000.
+            min_score: drop results scoring below this (scores run from 0 to 2).
+            memory_types: only these kinds of claim (``semantic``, ``episodic``,
+                ``procedural``).
+            include_episodes: rank raw conversation turns alongside claims.
+        """
+        scope = self._at(tenant, user, agent, session)
+        query = _args.check_text(query, "query")
+        k = _args.check_k(k)
+        min_score = _args.check_min_score(min_score)
+        kinds = None if memory_types is None else _args.check_memory_types(memory_types)
+        chosen = resolve_states(states, include_invalidated)
+        if not isinstance(include_episodes, bool):
+            raise InvalidArgumentError("include_episodes", "must be True or False")
+        tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
+        return self._core.retriever.search(
+            query, scope, tq, chosen, k=k, min_score=min_score, memory_types=kinds,
+            include_episodes=include_episodes,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 8,
+        min_score: float = 0.0,
+        header: str | None = None,
+        include_episodes: bool = False,
+        episode_header: str | None = None,
+        include_history: bool = False,
+        history_header: str | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> str:
+        """A block to put in a prompt: what is believed and true now about ``query``.
+
+        One line per fact, under a header that labels the block as stored reference
+        data rather than instructions; text is flattened to one line so stored text
+        cannot forge structure. There are deliberately no time or state keywords: a
+        prompt gets live facts only. ``include_history=True`` adds, for the facts
+        surfaced, their *ended* earlier values (never retired ones), one lookup per slot.
+        Empty when nothing matches.
+        """
+        for name, value in (("header", header), ("episode_header", episode_header),
+                            ("history_header", history_header)):
+            if value is not None:
+                _args.check_text(value, name)
+        if not isinstance(include_history, bool):
+            raise InvalidArgumentError("include_history", "must be True or False")
+        scope = self._at(tenant, user, agent, session)
+        found = self.search(query, k=k, min_score=min_score, include_episodes=include_episodes,
+                            tenant=scope.tenant, user=scope.user, agent=scope.agent,
+                            session=scope.session)
+        claims = [r.claim for r in found if r.claim is not None]
+        episodes = [r.episode for r in found if r.episode is not None]
+        past = self._earlier_values(scope, claims) if include_history else []
+        return render_recall(
+            claims, episodes, past,
+            header=header or RECALL_HEADER, episode_header=episode_header or EPISODE_HEADER,
+            history_header=history_header or HISTORY_HEADER,
+        )
+
+    def _earlier_values(self, scope: Scope, claims: list[Claim]) -> list[Claim]:
+        """The ended values of the surfaced claims' slots, one lookup per slot."""
+        shown = {c.id for c in claims}
+        now = self._core.writer.now()
+        past: list[Claim] = []
+        seen: set[tuple[str, str, Scope]] = set()
+        for claim in claims:
+            slot = (entity_key(claim.subject), claim.predicate, claim.scope)
+            if slot in seen:
+                continue
+            seen.add(slot)
+            timeline = self._core.store.slot_history(
+                claim.scope, self._entity_keys(claim.scope, claim.subject), claim.predicate,
+                TimeQuery(known_at=now, valid_at=None),
+            )
+            past.extend(c for c in timeline if c.state == "ended" and c.id not in shown)
+        return past
 
     def count(
         self,

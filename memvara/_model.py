@@ -18,6 +18,8 @@ __all__ = [
     "STATES",
     "Claim",
     "Episode",
+    "Explanation",
+    "Retrieved",
     "Scope",
     "Skip",
     "State",
@@ -196,3 +198,54 @@ class WriteReceipt:
             f"<WriteReceipt +{len(self.added)} ~{len(self.reinforced)} -{len(self.closed)}"
             f" skip={len(self.skipped)} llm={self.llm_calls} {self.elapsed_ms:.1f}ms>"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a result ranked where it did: each retriever's rank and raw score, the fused
+    rank score, and the factors that rescaled it.
+
+    ``score = fused * recency * confidence * salience``; ``fused`` is the Reciprocal Rank
+    Fusion of the two ranks, scaled so a result first in both lists scores 1.
+    """
+
+    vector_rank: int | None
+    vector_score: float | None
+    bm25_rank: int | None
+    bm25_score: float | None
+    fused: float
+    recency: float
+    confidence: float
+    salience: float
+    score: float
+
+    def summary(self) -> str:
+        """One line: ``vector#1(0.812) bm25#2(6.44) recency=0.98 conf=0.90 sal=1.25 -> 0.7431``."""
+        parts = []
+        if self.vector_rank is not None:
+            parts.append(f"vector#{self.vector_rank}({self.vector_score:.3f})")
+        if self.bm25_rank is not None:
+            parts.append(f"bm25#{self.bm25_rank}({self.bm25_score:.2f})")
+        parts.append(
+            f"recency={self.recency:.2f} conf={self.confidence:.2f} sal={self.salience:.2f}"
+            f" -> {self.score:.4f}"
+        )
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """One search result: a claim, or (with ``include_episodes=True``) a raw turn."""
+
+    kind: Literal["claim", "episode"]
+    text: str
+    score: float
+    explain: Explanation
+    claim: Claim | None = None
+    episode: Episode | None = None
+
+    @property
+    def id(self) -> str:
+        """The claim's or the episode's id."""
+        item = self.claim if self.claim is not None else self.episode
+        return item.id if item is not None else ""

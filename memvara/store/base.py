@@ -174,6 +174,46 @@ class Store(Protocol):
         and ``embeddings`` at ``now`` (see the spec's "Counting claims")."""
         ...
 
+    # -- retrieval candidates -------------------------------------------------------------
+    def search_claims_text(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None, match: str, limit: int,
+    ) -> list[tuple[str, float]]:
+        """Up to ``limit`` ``(claim_id, bm25)`` pairs, best first (higher is better), for
+        the FTS5 expression ``match`` among the claims visible from ``scope`` in
+        ``states`` at ``tq`` (and of ``memory_types``, when given). The filter applies
+        before the limit, so an old claim is never crowded out by live ones."""
+        ...
+
+    def search_claims_vector(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None, vector: npt.NDArray[np.float32], limit: int,
+    ) -> list[tuple[str, float]]:
+        """Up to ``limit`` ``(claim_id, cosine)`` pairs, nearest first, among the same
+        claims as ``search_claims_text`` that have a vector."""
+        ...
+
+    def claims_at(self, claim_ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:
+        """The claims with these ids, materialized as believed at ``tq``."""
+        ...
+
+    def search_episodes_text(
+        self, scope: Scope, tq: TimeQuery, match: str, limit: int
+    ) -> list[tuple[str, float]]:
+        """``search_claims_text`` for turns: those visible from ``scope``, recorded by
+        ``known_at`` and said by ``valid_at``."""
+        ...
+
+    def search_episodes_vector(
+        self, scope: Scope, tq: TimeQuery, vector: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[str, float]]:
+        """``search_claims_vector`` for the turns ``search_episodes_text`` admits."""
+        ...
+
+    def episodes_by_ids(self, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """The episodes with these ids."""
+        ...
+
     # -- learned entity aliases -------------------------------------------------------
     def learn_alias(self, owner: Scope, alias_key: str, entity_key: str, at: int, via: str) -> None:
         """Record that, for ``owner`` (its tenant and user), ``alias_key`` names the

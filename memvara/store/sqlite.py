@@ -725,6 +725,117 @@ class SQLiteStore:
         known, known_params = _sql.effective_end_known(tq.known_at)
         return f"{CLAIM_COLUMNS}, {end}, {known}", [*end_params, *known_params]
 
+    # -- retrieval candidates -------------------------------------------------------------
+    def _claim_filter(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None,
+    ) -> tuple[str, list[object]]:
+        scope_sql, params = _sql.scope_visible(scope, "claims.")
+        state_sql, state_params = _sql.states_filter(states, tq, "claims.")
+        where = f"{scope_sql} AND {state_sql}"
+        params = [*params, *state_params]
+        if memory_types is not None:
+            types = sorted(memory_types)
+            where += f" AND claims.memory_type IN ({','.join('?' * len(types))})"
+            params += types
+        return where, params
+
+    def search_claims_text(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None, match: str, limit: int,
+    ) -> list[tuple[str, float]]:
+        """The best BM25 matches among the claims the filter admits; see
+        ``Store.search_claims_text``."""
+        where, params = self._claim_filter(scope, tq, states, memory_types)
+        return [(cid, -float(score)) for cid, score in self._query(
+            "SELECT claims.id, bm25(claims_fts) AS score FROM claims_fts"
+            " JOIN claims ON claims.rowid = claims_fts.rowid"
+            f" WHERE claims_fts MATCH ? AND {where} ORDER BY score, claims.rowid LIMIT ?",
+            [match, *params, limit],
+        )]
+
+    def search_claims_vector(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None, vector: npt.NDArray[np.float32], limit: int,
+    ) -> list[tuple[str, float]]:
+        """The nearest claims by cosine among those the filter admits (exact: every
+        admitted vector is scored); see ``Store.search_claims_vector``."""
+        where, params = self._claim_filter(scope, tq, states, memory_types)
+        rows = self._query(
+            f"SELECT claims.id, claims.vec_slot FROM claims WHERE {where}"
+            " AND claims.vec_slot IS NOT NULL", params,
+        )
+        return self._nearest("claims", rows, vector, limit)
+
+    def _nearest(
+        self, table: str, rows: Sequence[Any], vector: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[str, float]]:
+        if not rows or self._vectors[table].dim != vector.shape[0]:
+            return []
+        scores = self._vectors[table].read([slot for _, slot in rows]) @ vector
+        top = np.argsort(-scores, kind="stable")[:limit]
+        return [(rows[i][0], float(scores[i])) for i in top]
+
+    def claims_at(self, claim_ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:
+        """The claims with these ids, materialized as believed at ``tq``."""
+        columns, params = self._select_at(tq)
+        found: dict[str, Claim] = {}
+        for start in range(0, len(claim_ids), 400):
+            chunk = list(claim_ids[start : start + 400])
+            for row in self._query(
+                f"SELECT {columns} FROM claims WHERE rowid IN ({','.join('?' * len(chunk))})",
+                [*params, *(claim_rowid(c) for c in chunk)],
+            ):
+                if row[1] in chunk:
+                    found[row[1]] = decode_claim(row, tq.known_at)
+        return found
+
+    def _episode_filter(self, scope: Scope, tq: TimeQuery) -> tuple[str, list[object]]:
+        where, params = _sql.scope_visible(scope, "episodes.")
+        where += " AND episodes.recorded_at <= ?"
+        params.append(tq.known_at)
+        if tq.valid_at is not None:
+            where += " AND episodes.ts <= ?"
+            params.append(tq.valid_at)
+        return where, params
+
+    def search_episodes_text(
+        self, scope: Scope, tq: TimeQuery, match: str, limit: int
+    ) -> list[tuple[str, float]]:
+        """The best BM25 matches among the turns visible at ``tq``."""
+        where, params = self._episode_filter(scope, tq)
+        return [(eid, -float(score)) for eid, score in self._query(
+            "SELECT episodes.id, bm25(episodes_fts) AS score FROM episodes_fts"
+            " JOIN episodes ON episodes.rowid = episodes_fts.rowid"
+            f" WHERE episodes_fts MATCH ? AND {where} ORDER BY score, episodes.rowid LIMIT ?",
+            [match, *params, limit],
+        )]
+
+    def search_episodes_vector(
+        self, scope: Scope, tq: TimeQuery, vector: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[str, float]]:
+        """The nearest turns visible at ``tq``, by cosine."""
+        where, params = self._episode_filter(scope, tq)
+        rows = self._query(
+            f"SELECT episodes.id, episodes.vec_slot FROM episodes WHERE {where}"
+            " AND episodes.vec_slot IS NOT NULL", params,
+        )
+        return self._nearest("episodes", rows, vector, limit)
+
+    def episodes_by_ids(self, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """The episodes with these ids (any scope: the caller's search already filtered)."""
+        found: dict[str, Episode] = {}
+        for start in range(0, len(episode_ids), 400):
+            chunk = list(episode_ids[start : start + 400])
+            for eid, tenant, user, agent, session, role, content, ts, recorded in self._query(
+                "SELECT id, s_tenant, s_user, s_agent, s_session, role, content, ts, recorded_at"
+                f" FROM episodes WHERE id IN ({','.join('?' * len(chunk))})", chunk,
+            ):
+                found[eid] = Episode(content=content, role=role, ts=from_micros(ts),
+                                     recorded_at=from_micros(recorded),
+                                     scope=scope_of(tenant, user, agent, session), id=eid)
+        return found
+
     def find_claims(
         self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None
     ) -> list[Claim]:

@@ -1,0 +1,169 @@
+"""Hybrid retrieval at one instant: BM25 and vector candidates, fused by rank, rescored.
+
+Both retrievers search only what the read may see: the scope, the time pair and the
+states are applied *before* each list is cut, so a time-travel or audit search finds
+its answer even when live rows would match better. The two ranked lists are fused with
+Reciprocal Rank Fusion (ranks, not scores: BM25 and cosine are not on one scale), then
+each result is rescaled by recency (decay by its predicate's volatility: a static fact
+never fades, a fast one halves in a week), confidence and salience. Equal scores are
+ordered by a hash of the text, so two ingests of one corpus rank identically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from ._model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
+from ._writes import Writer, encode_checked
+from .embed import Embedder
+from .schema import PredicateRegistry, Volatility
+from .store._fts import match_any
+from .store.base import Store
+
+__all__ = ["RRF_K", "Retriever"]
+
+RRF_K = 60
+"""Reciprocal Rank Fusion's damping constant (the usual 60)."""
+_CANDIDATES = 50
+"""Each retriever returns at least this many candidates (and at least 4 * k)."""
+_EPISODE_HALF_LIFE_S = Volatility.SLOW.half_life.total_seconds()  # type: ignore[union-attr]
+
+
+@dataclass(slots=True)
+class _Hit:
+    vector_rank: int | None = None
+    vector_score: float | None = None
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+
+    def fused(self) -> float:
+        total = 0.0
+        if self.vector_rank is not None:
+            total += 1.0 / (RRF_K + self.vector_rank)
+        if self.bm25_rank is not None:
+            total += 1.0 / (RRF_K + self.bm25_rank)
+        return total * (RRF_K + 1) / 2.0  # first in both lists: 1.0
+
+
+class Retriever:
+    """Searches one store with one embedder, registry and writer (for the backlogs)."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, registry: PredicateRegistry, writer: Writer
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._registry = registry
+        self._writer = writer
+
+    def search(
+        self,
+        query: str,
+        scope: Scope,
+        tq: TimeQuery,
+        states: Collection[str],
+        *,
+        k: int,
+        min_score: float,
+        memory_types: Collection[str] | None,
+        include_episodes: bool,
+    ) -> list[Retrieved]:
+        """The ``k`` best results for ``query``; see ``Memvara.search``."""
+        self._catch_up()
+        match = match_any(query)
+        vector = encode_checked(self._embedder, [query])[0]
+        limit = max(_CANDIDATES, 4 * k)
+        store = self._store
+        by_vector = store.search_claims_vector(scope, tq, states, memory_types, vector, limit)
+        by_text = [] if match is None else store.search_claims_text(
+            scope, tq, states, memory_types, match, limit)
+        claims = store.claims_at(list(dict.fromkeys(i for i, _ in [*by_vector, *by_text])), tq)
+        texts = {cid: c.text for cid, c in claims.items()}
+        results = [
+            self._claim_result(claims[cid], hit, tq)
+            for cid, hit in _merge(by_vector, by_text, texts).items()
+        ]
+        if include_episodes:
+            by_vector = store.search_episodes_vector(scope, tq, vector, limit)
+            by_text = [] if match is None else store.search_episodes_text(scope, tq, match, limit)
+            episodes = store.episodes_by_ids(list(dict.fromkeys(i for i, _ in [*by_vector, *by_text])))
+            texts = {eid: e.content for eid, e in episodes.items()}
+            results += [
+                self._episode_result(episodes[eid], hit, tq)
+                for eid, hit in _merge(by_vector, by_text, texts).items()
+            ]
+        results = [r for r in results if r.score >= min_score]
+        results.sort(key=lambda r: (-r.score, _tiebreak(r.text)))
+        return results[:k]
+
+    def _catch_up(self) -> None:
+        """Search what was written: index waiting text, embed waiting claims."""
+        flush = getattr(self._store, "flush_text_index", None)
+        if callable(flush):
+            flush()
+        if self._store.claims_missing_vectors():
+            self._writer.embed_missing()
+
+    def _claim_result(self, claim: Claim, hit: _Hit, tq: TimeQuery) -> Retrieved:
+        spec = self._registry.spec(claim.predicate)
+        half_life = spec.volatility.half_life
+        recency = 1.0
+        if half_life is not None and claim.valid_from is not None:
+            recency = _decay(tq, claim.valid_from.timestamp(), half_life.total_seconds())
+        salience = min(2.0, 1.0 + 0.25 * math.log2(max(1, claim.observations)))
+        return _result("claim", claim.text, hit, recency, claim.confidence, salience, claim=claim)
+
+    def _episode_result(self, episode: Episode, hit: _Hit, tq: TimeQuery) -> Retrieved:
+        said = episode.ts.timestamp() if episode.ts is not None else 0.0
+        recency = _decay(tq, said, _EPISODE_HALF_LIFE_S)
+        return _result("episode", episode.content, hit, recency, 1.0, 1.0, episode=episode)
+
+
+def _merge(
+    vector: Sequence[tuple[str, float]],
+    text: Sequence[tuple[str, float]],
+    texts: dict[str, str],
+) -> dict[str, _Hit]:
+    """Rank each list (equal scores ordered by content, not by row order) and join them;
+    ids with no text (gone since the lists were read) are dropped."""
+    hits: dict[str, _Hit] = {}
+    for rank, (key, score) in enumerate(_ranked(vector, texts), start=1):
+        hit = hits.setdefault(key, _Hit())
+        hit.vector_rank, hit.vector_score = rank, score
+    for rank, (key, score) in enumerate(_ranked(text, texts), start=1):
+        hit = hits.setdefault(key, _Hit())
+        hit.bm25_rank, hit.bm25_score = rank, score
+    return hits
+
+
+def _ranked(found: Sequence[tuple[str, float]], texts: dict[str, str]) -> list[tuple[str, float]]:
+    kept = [(key, score) for key, score in found if key in texts]
+    return sorted(kept, key=lambda pair: (-round(pair[1], 9), _tiebreak(texts[pair[0]])))
+
+
+def _decay(tq: TimeQuery, since_s: float, half_life_s: float) -> float:
+    """``0.5 ** (age / half_life)``, the age measured at the read's valid instant."""
+    reference = (tq.valid_at if tq.valid_at is not None else tq.known_at) / 1e6
+    age = max(0.0, reference - since_s)
+    return float(0.5 ** (age / half_life_s))
+
+
+def _result(
+    kind: str, text: str, hit: _Hit, recency: float, confidence: float, salience: float,
+    *, claim: Claim | None = None, episode: Episode | None = None,
+) -> Retrieved:
+    fused = hit.fused()
+    score = fused * recency * confidence * salience
+    explain = Explanation(
+        hit.vector_rank, hit.vector_score, hit.bm25_rank, hit.bm25_score,
+        fused, recency, confidence, salience, score,
+    )
+    return Retrieved(kind, text, score, explain, claim=claim, episode=episode)  # type: ignore[arg-type]
+
+
+def _tiebreak(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+

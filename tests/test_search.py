@@ -1,0 +1,179 @@
+"""search(): lexical and vector candidates, filtered first, fused by rank, explained."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara
+from memvara.store._fts import match_any
+
+from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM
+
+
+def _texts(mem: Memvara, query: str, **kwargs: object) -> list[str]:
+    return [r.text for r in mem.search(query, **kwargs)]  # type: ignore[arg-type]
+
+
+def test_the_spec_first_example(clock: Clock) -> None:
+    now = NOW
+    with Memvara(user="alice", clock=clock) as mem:
+        mem.remember("user", "lives_in", "Berlin", valid_from=now - timedelta(days=800),
+                     recorded_at=now - timedelta(days=800))
+        mem.remember("user", "lives_in", "Lisbon", valid_from=now - timedelta(days=30),
+                     recorded_at=now - timedelta(days=30))
+        assert _texts(mem, "where do they live?") == ["user lives in Lisbon"]
+        assert _texts(mem, "where do they live?", as_of=now - timedelta(days=365)) == [
+            "user lives in Berlin"]
+
+
+def test_a_search_into_the_past_is_not_crowded_out_by_live_matches(mem: Memvara) -> None:
+    old = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    mem.remember("alice", "lives_in", "Paris", valid_from=old, valid_to=old + timedelta(days=400),
+                 recorded_at=old)
+    for i in range(200):  # many live claims that match the query better, word for word
+        mem.remember(f"alice {i}", "lives_in", f"alice lives somewhere {i}")
+    found = mem.search("where does alice live", k=1, valid_at=old + timedelta(days=30))
+    assert [r.text for r in found] == ["alice lives in Paris"]
+    # The audit view: every state, valid time unconstrained; recency is still measured
+    # from valid_at, so asking from 2020 keeps a six-year-old fact from fading.
+    audit = mem.search("Paris", k=3, states=STATES, valid_at=old)
+    assert audit[0].text == "alice lives in Paris"
+    faded = mem.search("Paris", k=300, states=STATES)
+    paris = next(r for r in faded if r.text == "alice lives in Paris")
+    assert paris.explain.bm25_rank == 1 and paris.explain.recency < 0.15  # SLOW: ~3 half-lives
+
+
+def test_retired_and_ended_claims_only_come_back_when_asked(mem: Memvara) -> None:
+    gone = mem.remember("user", "likes", "durian", valid_from=JAN, recorded_at=JAN).added[0]
+    mem.delete(gone.id)
+    assert _texts(mem, "durian") == []
+    assert _texts(mem, "durian", states=["retired"]) == ["user likes durian"]
+    assert _texts(mem, "durian", include_invalidated=True) == ["user likes durian"]
+
+
+def test_scope_isolation(mem: Memvara) -> None:
+    mem.remember("alice", "likes", "jazz", user="alice")
+    mem.remember("bob", "likes", "jazz", user="bob", session="s1")
+    assert _texts(mem, "jazz", user="alice") == ["alice likes jazz"]
+    assert _texts(mem, "jazz", user="bob") == []  # the session's scratch is below bob
+    assert _texts(mem, "jazz", user="bob", session="s2") == []
+    assert _texts(mem, "jazz", user="bob", session="s1") == ["bob likes jazz"]
+
+
+def test_claims_written_one_at_a_time_are_searchable_at_once(mem: Memvara) -> None:
+    mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE")
+    (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
+    assert hit.explain.bm25_rank == 1 and hit.explain.vector_rank == 1
+    assert mem.stats()["embeddings"] == 1  # the backlog was embedded for the search
+
+
+def test_every_result_explains_its_score(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Berlin")
+    mem.remember("user", "lives_in", "Berlin")  # reinforced: more salient
+    (r,) = mem.search("where does the user live", k=1)
+    summary = r.explain.summary()
+    assert re.fullmatch(
+        r"vector#1\(-?\d\.\d{3}\) bm25#1\(-?\d+\.\d{2}\) recency=\d\.\d{2} conf=1\.00"
+        r" sal=1\.25 -> \d\.\d{4}", summary), summary
+    e = r.explain
+    assert math.isclose(r.score, e.fused * e.recency * e.confidence * e.salience)
+    assert e.fused == pytest.approx(1.0)  # first in both lists
+
+
+def test_recency_decays_by_the_predicates_volatility(clock: Clock) -> None:
+    with Memvara(clock=clock) as mem:
+        mem.remember("task", "working_on", "quarterly report", valid_from=NOW - timedelta(days=14))
+        mem.remember("place", "born_in", "quarterly town", valid_from=NOW - timedelta(days=3650))
+        by_text = {r.text: r.explain.recency for r in mem.search("quarterly", k=5)}
+    assert by_text["task working on quarterly report"] == pytest.approx(0.25)  # FAST: two half-lives
+    assert by_text["place born in quarterly town"] == 1.0  # STATIC: never fades
+
+
+def test_episodes_rank_alongside_claims_and_k_means_k(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add([Episode(f"the kettle order number {i} is late", ts=JUN) for i in range(30)])
+        mem.remember("user", "ordered", "a kettle")
+        assert all(r.kind == "claim" for r in mem.search("kettle", k=50))
+        mixed = mem.search("kettle", k=20, include_episodes=True)
+        assert len(mixed) == 20
+        assert {r.kind for r in mixed} == {"claim", "episode"}
+        turn = next(r for r in mixed if r.kind == "episode")
+        assert turn.episode is not None and turn.id == turn.episode.id
+
+
+def test_turns_from_after_valid_at_are_not_searched(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add([Episode("the kettle arrived broken", ts=AUG)])
+        assert [r.kind for r in mem.search("kettle", include_episodes=True)] == ["episode"]
+        assert mem.search("kettle", include_episodes=True, valid_at=JUN) == []
+
+
+def test_equal_scores_rank_by_content_so_ingest_order_does_not_matter(clock: Clock) -> None:
+    facts = [Claim(f"u{i}", "likes", "tea") for i in range(12)]
+    rankings = []
+    for order in (facts, facts[::-1]):
+        with Memvara(clock=Clock()) as mem:
+            mem.remember_many(list(order))
+            rankings.append(_texts(mem, "tea", k=12))
+    assert rankings[0] == rankings[1]
+
+
+def test_memory_types_and_min_score_filter(mem: Memvara) -> None:
+    mem.remember("user", "likes", "tea", memory_type="semantic")
+    mem.remember("user", "drank", "tea at noon", memory_type="episodic")
+    assert _texts(mem, "tea", memory_types=["episodic"]) == ["user drank tea at noon"]
+    best = mem.search("tea", k=2)
+    assert len(mem.search("tea", min_score=best[0].score)) == 1
+    assert mem.search("tea", min_score=2.0) == []
+
+
+@pytest.mark.parametrize("query", [
+    'NEAR(tea coffee)', '"', '""', 'text:*', '^tea', '(tea', 'tea)', 'tea AND NOT coffee',
+    "'; DROP TABLE claims; --", "tea\x00\x01\x1f", "\U0001f375 tea", "t\u0301ea", "\u202etea",
+    "*", "-", "OR", "claims_fts MATCH 'x'", "a" * 5000,
+])
+def test_hostile_query_text_is_only_words(mem: Memvara, query: str) -> None:
+    mem.remember("user", "likes", "tea")
+    mem.remember("user", "said", "NEAR the AND gate")
+    results = mem.search(query)
+    assert all(r.kind == "claim" for r in results)
+    assert mem.count() == 2  # nothing was dropped
+
+
+def test_fts_syntax_words_are_searched_for_literally(mem: Memvara) -> None:
+    mem.remember("user", "said", "NEAR the AND gate")
+    mem.remember("user", "likes", "tea")
+    hit = mem.search("NEAR", k=1)[0]
+    assert hit.text == "user said NEAR the AND gate" and hit.explain.bm25_rank == 1
+    assert match_any('a "quoted" NEAR(x, y) text:z') == '"quoted" OR "near" OR "x" OR "y" OR "text" OR "z"'
+    assert match_any("the of and ...") is None
+
+
+@pytest.mark.parametrize(("kwargs", "argument"), [
+    ({"query": ""}, "query"), ({"query": "   "}, "query"), ({"query": 7}, "query"),
+    ({"k": 0}, "k"), ({"k": -1}, "k"), ({"k": "3"}, "k"), ({"k": True}, "k"),
+    ({"k": 10**12}, "k"), ({"min_score": -0.1}, "min_score"), ({"min_score": 2.5}, "min_score"),
+    ({"min_score": float("nan")}, "min_score"), ({"min_score": "0"}, "min_score"),
+    ({"memory_types": ["dreams"]}, "memory_types"), ({"memory_types": "semantic"}, "memory_types"),
+    ({"memory_types": []}, "memory_types"), ({"memory_types": [["x"]]}, "memory_types"),
+    ({"include_episodes": "yes"}, "include_episodes"), ({"states": ["gone"]}, "states"),
+    ({"as_of": NOW, "valid_at": NOW}, "as_of"),
+])
+def test_bad_search_arguments_are_refused(mem: Memvara, kwargs: dict[str, object], argument: str) -> None:
+    args: dict[str, object] = {"query": "tea", **kwargs}
+    query = args.pop("query")
+    with pytest.raises(InvalidArgumentError) as caught:
+        mem.search(query, **args)  # type: ignore[arg-type]
+    assert caught.value.argument == argument
+
+
+def test_a_long_query_keeps_its_first_32_content_words(mem: Memvara) -> None:
+    words = [f"w{i}" for i in range(40)]
+    match = match_any(" ".join(words))
+    assert match is not None and match.count(" OR ") == 31 and '"w31"' in match and "w32" not in match
+    mem.remember("user", "likes", "w39 only")
+    assert mem.search(" ".join(words), k=1)[0].explain.bm25_rank is None  # w39 was not asked
