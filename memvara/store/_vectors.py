@@ -145,8 +145,10 @@ class VectorFile:
                 on_disk = self._file_capacity()
                 if on_disk > self.capacity:
                     self._map(on_disk)
-        out = np.zeros((len(slots), self._dim), dtype=np.float32)
         rows = self._rows
+        if rows is not None and (not index.size or int(index.max()) < rows.shape[0]):
+            return rows.take(index, axis=0)  # the common case: one gather, no mask
+        out = np.zeros((len(slots), self._dim), dtype=np.float32)
         if rows is not None:
             inside = index < rows.shape[0]
             out[inside] = rows[index[inside]]
