@@ -44,3 +44,11 @@ def test_the_telemetry_control_has_no_emission_points_and_still_runs(tmp_path: P
         capture_output=True, text=True, timeout=300, check=True,
     )
     assert "median difference" in result.stdout
+
+
+def test_the_search_benchmark_runs_at_a_tiny_size() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "search.py"), "--sizes", "40", "--queries", "3"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    assert "| 40 |" in result.stdout
