@@ -296,6 +296,8 @@ class Ingest:
         answer = self._llm.classify_predicate(canonical)
         if self._recorder is not None:
             self._recorder.record("llm.calls", kind="classify")
+        if answer is None:  # no usable answer: the default holds for now, nothing is kept
+            return
         # Only the classification is taken: the name is ours, and a model's aliases
         # could claim a slot another predicate owns.
         spec = self._registry.register(

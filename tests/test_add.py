@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara
+from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara, PredicateSpec
 from memvara.llm import DegradedExtractionWarning, LLMError
 
 from .conftest import JUN, NOW, Clock, FakeLLM
@@ -270,3 +270,21 @@ def test_turns_get_their_own_sidecar_once_claims_have_vectors(db_path: str, cloc
         assert mem.stats()["embeddings"] == 2
     from pathlib import Path
     assert Path(db_path + ".episodes.vecs").exists()
+
+
+def test_a_classification_with_no_usable_answer_is_not_kept(db_path: str, clock: Clock) -> None:
+    class Unsure(FakeLLM):
+        def classify_predicate(self, name: str) -> PredicateSpec | None:  # type: ignore[override]
+            self.classify_calls.append(name)
+            return None
+
+    facts = {"Billing is at Coldharbour Road": [("account", "billing_address", "Coldharbour Road")],
+             "Billing is at Bramble Cottage": [("account", "billing_address", "Bramble Cottage")]}
+    model = Unsure(facts)
+    with Memvara(db_path, clock=clock, llm=model) as mem:
+        mem.add("Billing is at Coldharbour Road")
+        clock.advance(minutes=1)
+        mem.add("Billing is at Bramble Cottage")
+        assert model.classify_calls == ["billing_address", "billing_address"]  # asked again
+        assert sorted(c.object for c in mem.get_all()) == ["Bramble Cottage", "Coldharbour Road"]
+        assert "billing_address" not in mem.registry

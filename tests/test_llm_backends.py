@@ -337,13 +337,11 @@ def test_classify_predicate_asks_once_and_builds_the_spec(api: FakeAPI, llm: Cha
 @pytest.mark.parametrize(
     "text", ['{"cardinality": "several", "volatility": "slow"}', "one, slow", "", "[]"]
 )
-def test_an_unusable_classification_falls_back_to_many_slow(
+def test_an_unusable_classification_is_no_answer(
     api: FakeAPI, llm: ChatLLM, text: str
 ) -> None:
     api.reply(text)
-    assert llm.classify_predicate("billing_address") == PredicateSpec(
-        "billing_address", Cardinality.MANY, Volatility.SLOW
-    )
+    assert llm.classify_predicate("billing_address") is None
 
 
 def test_a_failed_classification_call_raises(api: FakeAPI, llm: ChatLLM) -> None:

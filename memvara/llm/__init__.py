@@ -55,7 +55,8 @@ class LLM(Protocol):
       ``LLMError``.
     - ``classify_predicate(name)`` says how many values a predicate takes and how fast it
       goes stale. The write path asks once per unknown predicate and persists the answer.
-      An unusable reply gives the unknown-predicate default, ``MANY``/``SLOW``.
+      ``None`` means no usable answer: that write uses the unknown-predicate default,
+      ``MANY``/``SLOW``, stores nothing, and the next write asks again.
 
     Optional, outside the protocol: ``resolve_entity(surface, candidates) -> str | None``
     names the candidate that is another name for ``surface`` (``"Big Blue"`` for
@@ -68,8 +69,9 @@ class LLM(Protocol):
         """The claims ``turns`` state; see the class docstring."""
         ...
 
-    def classify_predicate(self, name: str) -> PredicateSpec:
-        """The cardinality and volatility of a predicate not yet in the schema."""
+    def classify_predicate(self, name: str) -> PredicateSpec | None:
+        """The cardinality and volatility of a predicate not yet in the schema, or
+        ``None`` when the model gave no usable answer."""
         ...
 
 

@@ -118,12 +118,13 @@ class ChatLLM(ABC):
         self.last_rejected = problems
         return claims
 
-    def classify_predicate(self, name: str) -> PredicateSpec:
+    def classify_predicate(self, name: str) -> PredicateSpec | None:
         """Ask the model for a new predicate's cardinality and volatility.
 
         Returns:
-            The model's classification, or the unknown-predicate default (``MANY``,
-            ``SLOW``) when its reply is unusable.
+            The model's classification, or ``None`` when its reply is unusable (the
+            write path then uses the unknown-predicate default for this write, does not
+            store it, and asks again the next time).
 
         Raises:
             InvalidArgumentError: ``name`` is not a usable predicate name.
@@ -136,8 +137,7 @@ class ChatLLM(ABC):
             SHORT_REPLY_TOKENS,
         )
         payload, _ = _shape.payload_from_text(reply.text)
-        spec = _shape.spec_from_payload(payload, canonical)
-        return spec if spec is not None else PredicateSpec(canonical)
+        return _shape.spec_from_payload(payload, canonical)
 
     def resolve_entity(self, surface: str, candidates: Sequence[str]) -> str | None:
         """Which of ``candidates`` names the same entity as ``surface``, if any.
