@@ -81,6 +81,7 @@ _LEAD = re.compile(
     r"|yes|yeah|no|thanks|thank you)[,!]?\s+)+", re.IGNORECASE
 )
 _ARTICLE = re.compile(r"^(?:the|a|an|my)\s+(?=\S)", re.IGNORECASE)
+_OPENERS = frozenset("iIwWmMcCpP")
 _CURLY = str.maketrans({"\u2019": "'", "\u2018": "'"})
 _VAGUE = frozenset({"it", "that", "this", "there", "here", "them", "him", "her", "you",
                     "someone", "something", "somewhere", "anything", "everything", "nothing"})
@@ -95,6 +96,8 @@ def extract(text: str) -> list[RuleClaim]:
     found: list[RuleClaim] = []
     for sentence in _SENTENCES.split(text.translate(_CURLY)):
         sentence = _LEAD.sub("", sentence.strip())
+        if sentence[:1] not in _OPENERS:  # every rule starts "I", "we", "my", "call", "people"
+            continue
         for pattern, predicate, polarity in _COMPILED:
             match = pattern.search(sentence)
             if match is None:

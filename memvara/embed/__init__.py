@@ -4,21 +4,46 @@
 default: deterministic character n-gram and word hashing, no model and no download, so
 the library works offline and tests are reproducible. It is lexical, not semantic: it
 will not put "physician" near "doctor".
+
+``SentenceTransformerEmbedder`` (a local transformer, ``pip install
+'memvara[local-embed]'``) and ``CachingEmbedder`` (an LRU in front of any embedder) are
+lazy attributes: naming one imports its module, and only building a
+``SentenceTransformerEmbedder`` imports sentence-transformers and torch.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import zlib
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from .._errors import InvalidArgumentError
 
-__all__ = ["Embedder", "HashingEmbedder"]
+if TYPE_CHECKING:
+    from .cache import CachingEmbedder
+    from .sentence import SentenceTransformerEmbedder
+
+__all__ = ["CachingEmbedder", "Embedder", "HashingEmbedder", "SentenceTransformerEmbedder"]
+
+_LAZY = {"CachingEmbedder": ".cache", "SentenceTransformerEmbedder": ".sentence"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 @runtime_checkable

@@ -179,10 +179,10 @@ class SentenceTransformerEmbedder:
         if getter is None:  # pragma: no cover - sentence-transformers < 5 only
             getter = loaded.get_sentence_embedding_dimension
         width = getter()
-        if isinstance(width, int) and width > 0:
-            return width
-        # Some models cannot state their width without running; one probe settles it.
-        return int(self._forward([""]).shape[1])  # pragma: no cover - no such model bundled
+        if not isinstance(width, int) or width < 1:  # pragma: no cover - not MiniLM
+            # Some models cannot state their width without running; one probe settles it.
+            width = int(self._forward([""]).shape[1])
+        return width
 
     @property
     def dim(self) -> int:
