@@ -48,6 +48,7 @@ class _Core:
         redactor: Redactor | None,
         recorder: Recorder | None,
         resolve_entities: bool = False,
+        vector_weight: float | None = None,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -56,7 +57,7 @@ class _Core:
         self.llm = llm
         self.recorder = recorder
         self.writer = Writer(store, registry, embedder, clock)
-        self.retriever = Retriever(store, embedder, registry, self.writer)
+        self.retriever = Retriever(store, embedder, registry, self.writer, vector_weight)
         self.ingest = Ingest(
             self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
             resolve_entities=resolve_entities,
@@ -664,6 +665,9 @@ class Memvara(_MemoryAPI):
             ``remember()`` never consults it.
         telemetry: a ``Recorder`` for the failure-mode series (default ``None``: off).
         redactor: applied to every turn before it is stored, indexed or embedded.
+        vector_weight: the vector ranking's weight against BM25's in search (default: 1
+            for a semantic embedder; for a lexical one such as ``HashingEmbedder``, only
+            enough to break BM25's ties, which measured best on LOCOMO).
         resolve_entities: let ``add()`` ask the model (its ``resolve_entity``) whether a
             name it has not seen for this owner is another name of one it has
             (``"Big Blue"`` for ``"IBM"``). Off by default: names never run out, so it is a
@@ -691,6 +695,7 @@ class Memvara(_MemoryAPI):
         telemetry: Recorder | None = None,
         redactor: Redactor | None = None,
         resolve_entities: bool = False,
+        vector_weight: float | None = None,
         tenant: str | None = None,
         user: str | None = None,
         agent: str | None = None,
@@ -718,6 +723,11 @@ class Memvara(_MemoryAPI):
             raise InvalidArgumentError("redactor", "expected an object with .redact(text)")
         if not isinstance(resolve_entities, bool):
             raise InvalidArgumentError("resolve_entities", "expected True or False")
+        if vector_weight is not None and (
+            isinstance(vector_weight, bool) or not isinstance(vector_weight, (int, float))
+            or not 0.0 <= vector_weight <= 10.0
+        ):
+            raise InvalidArgumentError("vector_weight", f"expected a number from 0 to 10, got {vector_weight!r:.40}")
         if resolve_entities and not callable(getattr(llm, "resolve_entity", None)):
             raise InvalidArgumentError(
                 "resolve_entities", "the llm has no resolve_entity(surface, candidates) method"
@@ -737,7 +747,7 @@ class Memvara(_MemoryAPI):
             raise
         self._core = _Core(
             store, registry, embedder, clock or system_clock, llm, redactor, telemetry,
-            resolve_entities,
+            resolve_entities, None if vector_weight is None else float(vector_weight),
         )
         self._scope = scope
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara
@@ -177,3 +180,39 @@ def test_a_long_query_keeps_its_first_32_content_words(mem: Memvara) -> None:
     assert match is not None and match.count(" OR ") == 31 and '"w31"' in match and "w32" not in match
     mem.remember("user", "likes", "w39 only")
     assert mem.search(" ".join(words), k=1)[0].explain.bm25_rank is None  # w39 was not asked
+
+
+def test_the_vector_rankings_weight_follows_the_embedder(clock: Clock) -> None:
+    from memvara import HashingEmbedder
+    from memvara._retrieve import LEXICAL_VECTOR_WEIGHT
+
+    class Semantic:
+        """Stands in for a semantic embedder: not lexical, so its ranking counts fully."""
+
+        dim = 8
+
+        def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            return HashingEmbedder(dim=8).encode(texts)
+
+    with Memvara(clock=clock) as lexical, Memvara(clock=clock, embedder=Semantic()) as semantic, \
+            Memvara(clock=clock, vector_weight=0.5) as chosen:
+        assert lexical._core.retriever.vector_weight == LEXICAL_VECTOR_WEIGHT
+        assert semantic._core.retriever.vector_weight == 1.0
+        assert chosen._core.retriever.vector_weight == 0.5
+        for mem in (lexical, semantic):
+            mem.remember("user", "likes", "tea")
+            (hit,) = mem.search("tea")
+            assert hit.explain.fused == pytest.approx(1.0)  # first in both lists, either way
+    for bad in (-1, 11, "1", True, float("nan")):
+        with pytest.raises(InvalidArgumentError) as caught:
+            Memvara(clock=clock, vector_weight=bad)  # type: ignore[arg-type]
+        assert caught.value.argument == "vector_weight"
+
+
+def test_with_a_lexical_embedder_bm25_decides_and_vectors_only_break_ties(mem: Memvara) -> None:
+    mem.remember("user", "likes", "green tea")
+    mem.remember("user", "likes", "tea")
+    mem.remember("user", "likes", "teapots")  # no word "tea": found by trigrams only
+    found = mem.search("tea", k=3)
+    assert [r.explain.bm25_rank is not None for r in found] == [True, True, False]
+    assert found[-1].text == "user likes teapots"

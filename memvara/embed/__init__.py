@@ -97,6 +97,9 @@ class HashingEmbedder:
         InvalidArgumentError: ``dim`` is not an integer from 8 to 65,536.
     """
 
+    lexical = True
+    """Its vectors encode spelling, not meaning: search weights them as a tie-breaker."""
+
     def __init__(self, dim: int = 512) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65_536:
             raise InvalidArgumentError("dim", f"expected an int from 8 to 65536, got {dim!r}")
