@@ -149,6 +149,9 @@ class SentenceTransformerEmbedder:
             sentence-transformers).
     """
 
+    lexical = False
+    """Its vectors encode meaning, not spelling: search weighs them fully."""
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
