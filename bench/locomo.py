@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import inspect
 import json
 import re
 import sys
@@ -254,15 +253,10 @@ def reranker_options(name: str) -> dict[str, Any]:
     """The ``Memvara`` keyword arguments for ``--reranker``.
 
     Raises:
-        BenchError: a reranker was asked for and this memvara cannot take one.
+        BenchError: the reranker's optional package is not installed.
     """
     if name == "none":
         return {}
-    if "read_reranker" not in inspect.signature(Memvara).parameters:
-        raise BenchError(
-            f"--reranker {name}: this memvara has no Memvara(read_reranker=...) yet;"
-            " run with --reranker none"
-        )
     cls_name = {"coverage": "CoverageReranker", "cross": "CrossEncoderReranker"}[name]
     try:
         cls = getattr(importlib.import_module("memvara.rerank"), cls_name)

@@ -26,6 +26,7 @@ from ._ingest import Ingest
 from ._writes import Writer, encode_checked
 from .llm import LLM, NullLLM
 from .redact import Redactor
+from .rerank import Reranker
 from .telemetry import Recorder
 from .embed import Embedder, HashingEmbedder
 from .schema import BUILTIN_PREDICATES, PredicateRegistry
@@ -49,6 +50,8 @@ class _Core:
         recorder: Recorder | None,
         resolve_entities: bool = False,
         vector_weight: float | None = None,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -57,7 +60,10 @@ class _Core:
         self.llm = llm
         self.recorder = recorder
         self.writer = Writer(store, registry, embedder, clock)
-        self.retriever = Retriever(store, embedder, registry, self.writer, vector_weight)
+        self.retriever = Retriever(
+            store, embedder, registry, self.writer, vector_weight,
+            reranker=reranker, rerank_top_n=rerank_top_n, recorder=recorder,
+        )
         self.ingest = Ingest(
             self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
             resolve_entities=resolve_entities,
@@ -668,6 +674,10 @@ class Memvara(_MemoryAPI):
         vector_weight: the vector ranking's weight against BM25's in search (default: 1
             for a semantic embedder; for a lexical one such as ``HashingEmbedder``, only
             enough to break BM25's ties, which measured best on LOCOMO).
+        read_reranker: reorders the fused top ``read_rerank_top_n`` results of every
+            search (for example ``CrossEncoderReranker()``); if it fails, the fused order
+            stands and ``rerank.failed`` is counted.
+        read_rerank_top_n: how many of the fused results the reranker sees (1-1000).
         resolve_entities: let ``add()`` ask the model (its ``resolve_entity``) whether a
             name it has not seen for this owner is another name of one it has
             (``"Big Blue"`` for ``"IBM"``). Off by default: names never run out, so it is a
@@ -696,6 +706,8 @@ class Memvara(_MemoryAPI):
         redactor: Redactor | None = None,
         resolve_entities: bool = False,
         vector_weight: float | None = None,
+        read_reranker: Reranker | None = None,
+        read_rerank_top_n: int = 20,
         tenant: str | None = None,
         user: str | None = None,
         agent: str | None = None,
@@ -723,6 +735,11 @@ class Memvara(_MemoryAPI):
             raise InvalidArgumentError("redactor", "expected an object with .redact(text)")
         if not isinstance(resolve_entities, bool):
             raise InvalidArgumentError("resolve_entities", "expected True or False")
+        if read_reranker is not None and not isinstance(read_reranker, Reranker):
+            raise InvalidArgumentError("read_reranker", "expected an object with .rerank(query, texts)")
+        if isinstance(read_rerank_top_n, bool) or not isinstance(read_rerank_top_n, int) \
+                or not 1 <= read_rerank_top_n <= 1000:
+            raise InvalidArgumentError("read_rerank_top_n", f"expected an int from 1 to 1000, got {read_rerank_top_n!r:.40}")
         if vector_weight is not None and (
             isinstance(vector_weight, bool) or not isinstance(vector_weight, (int, float))
             or not 0.0 <= vector_weight <= 10.0
@@ -748,6 +765,7 @@ class Memvara(_MemoryAPI):
         self._core = _Core(
             store, registry, embedder, clock or system_clock, llm, redactor, telemetry,
             resolve_entities, None if vector_weight is None else float(vector_weight),
+            read_reranker, read_rerank_top_n,
         )
         self._scope = scope
 

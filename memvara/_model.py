@@ -218,6 +218,8 @@ class Explanation:
     confidence: float
     salience: float
     score: float
+    rerank: float | None = None
+    """The reranker's score, when one reordered the top results."""
 
     def summary(self) -> str:
         """One line: ``vector#1(0.812) bm25#2(6.44) recency=0.98 conf=0.90 sal=1.25 -> 0.7431``."""
@@ -230,6 +232,8 @@ class Explanation:
             f"recency={self.recency:.2f} conf={self.confidence:.2f} sal={self.salience:.2f}"
             f" -> {self.score:.4f}"
         )
+        if self.rerank is not None:
+            parts.append(f"rerank={self.rerank:.3f}")
         return " ".join(parts)
 
 

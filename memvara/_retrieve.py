@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
 from ._writes import Writer, encode_checked
 from .embed import Embedder
+from .rerank import Reranker
+from .telemetry import Recorder
 from .schema import PredicateRegistry
 from .store._fts import match_any
 from .store.base import Store
@@ -66,6 +68,10 @@ class Retriever:
         registry: PredicateRegistry,
         writer: Writer,
         vector_weight: float | None = None,
+        *,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
+        recorder: Recorder | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -75,6 +81,9 @@ class Retriever:
             lexical = getattr(embedder, "lexical", False) is True
             vector_weight = LEXICAL_VECTOR_WEIGHT if lexical else 1.0
         self.vector_weight = vector_weight
+        self._reranker = reranker
+        self._rerank_top_n = rerank_top_n
+        self._recorder = recorder
 
     def search(
         self,
@@ -117,7 +126,27 @@ class Retriever:
         ]
         results = [r for r in results if r.score >= min_score]
         results.sort(key=lambda r: (-r.score, _tiebreak(r.text)))
+        if self._reranker is not None and results:
+            results = self._rerank(query, results)
         return results[:k]
+
+    def _rerank(self, query: str, results: list[Retrieved]) -> list[Retrieved]:
+        """Reorder the fused top ``rerank_top_n`` by the reranker; on any failure of the
+        reranker keep the fused order (and count it), since a search must still answer."""
+        head, tail = results[: self._rerank_top_n], results[self._rerank_top_n :]
+        try:
+            scores = [float(x) for x in self._reranker.rerank(query, [r.text for r in head])]  # type: ignore[union-attr]
+            if len(scores) != len(head) or not all(math.isfinite(x) for x in scores):
+                raise ValueError(f"{len(scores)} scores for {len(head)} texts, or not finite")
+        except Exception:  # noqa: BLE001 - any reranker failure falls back, counted
+            if self._recorder is not None:
+                self._recorder.record("rerank.failed")
+            return results
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        reranked = [
+            replace(head[i], explain=replace(head[i].explain, rerank=scores[i])) for i in order
+        ]
+        return reranked + tail
 
     def _catch_up(self) -> None:
         """Search what was written: index waiting text, embed waiting claims."""

@@ -5,7 +5,6 @@ The real data is CC BY-NC and stays out of the repository; this file is written 
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from memvara import DegradedExtractionWarning, Memvara
+from memvara import DegradedExtractionWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -205,12 +204,21 @@ def test_the_default_data_path_is_relative_to_the_repository() -> None:
     assert locomo.resolve_data("/x/y.json") == Path("/x/y.json")
 
 
-def test_a_reranker_needs_a_memvara_that_takes_one() -> None:
+def test_reranker_flags_build_the_library_rerankers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvara.rerank import CoverageReranker
+
     assert locomo.reranker_options("none") == {}
-    if "read_reranker" in inspect.signature(Memvara).parameters:
-        pytest.skip("this memvara takes read_reranker; the error path cannot be reached")
-    with pytest.raises(BenchError, match="read_reranker"):
-        locomo.reranker_options("coverage")
+    assert isinstance(locomo.reranker_options("coverage")["read_reranker"], CoverageReranker)
+    real = importlib.import_module
+
+    def refuse(name: str, package: str | None = None) -> ModuleType:
+        if name == "memvara.rerank":
+            raise ImportError("no rerank here")
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", refuse)
+    with pytest.raises(BenchError, match="CrossEncoderReranker"):
+        locomo.reranker_options("cross")
 
 
 def test_minilm_without_its_module_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
