@@ -1,0 +1,371 @@
+"""A plain-Python reference model of memvara's two clocks, scopes and three states.
+
+Written from the product spec and ``docs/INTERNALS.md`` (and the argument defaults the
+public docstrings state), never from the implementation in ``memvara/``, so that
+``tests/test_model_check.py`` can compare the library against an independent reading of
+the same rules. It favours being obviously right over being fast: every read is a scan
+over every claim.
+
+The rules it encodes, from the spec's sections on the two clocks, ``states=``, counting
+claims, contradictions, scoping and the two meanings of delete, and from INTERNALS'
+visibility rule:
+
+* Visibility at ``(V, K)``: ``recorded_at <= K < invalidated_at`` and
+  ``valid_from <= V < end(K)``, where ``end(K)`` is the end of valid time as believed
+  at ``K`` -- the last end a write set whose learning instant is ``<= K``.
+* States at ``(V, K)``: ``live`` is visibility; ``ended`` is believed at ``K`` with
+  ``end(K) <= V``; ``retired`` is ``invalidated_at <= K``; all three together is the
+  belief floor ``recorded_at <= K`` alone (not the union). A row read at ``K`` is
+  materialized at ``K``: a retirement after ``K`` is not there, its end is ``end(K)``.
+* Order: ``get_all`` is newest recorded first and ``history`` oldest first; rows
+  recorded at one instant keep the order they were written in (as the spec's
+  ``['Lisbon', 'Acme', 'Berlin']`` example shows).
+* Scope: a reader sees a row when at every level the row's value is unset or equal to
+  the reader's. A write settles against its own scope only. A purge takes the scope and
+  every narrower scope beneath it.
+* Writes: a slot is ``(subject key, canonical predicate)`` at the exact scope. An
+  overlapping believed claim with the same object and polarity is reinforced and no row
+  is added. Otherwise overlapping conflicts (opposite polarity on one object, or two
+  different positive objects of a ``ONE`` predicate) close: ``close="retired"`` retires
+  them; ``close="ended"`` ends an earlier-starting one where the new one starts, retires
+  a same-start one, and bounds the new claim's end at a later-starting one. Every
+  closure is dated at the write's ``recorded_at``, never before the closed claim's own.
+* ``forget`` retires every believed value of a slot at the exact scope; ``delete``
+  retires one claim; neither is dated before the claim was recorded. ``erase`` and
+  ``purge`` remove rows outright.
+
+Where the spec leaves an outcome open, the model raises ``Ambiguous`` *before changing
+anything*, so the caller can decline to drive the library into that case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+ScopeKey = tuple[str | None, str | None, str | None, str | None]
+"""``(tenant, user, agent, session)``; ``None`` is an unset level."""
+
+ALL_STATES = frozenset({"live", "ended", "retired"})
+
+
+class Ambiguous(Exception):
+    """The spec does not decide what this operation does; the model refuses to guess."""
+
+
+class Refused(Exception):
+    """The operation must fail with the memvara error named in ``args[0]``, changing nothing."""
+
+
+def scope_sees(reader: ScopeKey, row: ScopeKey) -> bool:
+    """Read inheritance: every level of the row is unset or the reader's own."""
+    return all(r is None or r == s for r, s in zip(row, reader))
+
+
+def scope_contains(outer: ScopeKey, row: ScopeKey) -> bool:
+    """Purge reach: the row is ``outer`` itself or narrower beneath it."""
+    depth = max((i + 1 for i, v in enumerate(outer) if v is not None), default=0)
+    return row[:depth] == outer[:depth]
+
+
+def _lt(a: datetime, b: datetime | None) -> bool:
+    """``a < b`` with ``None`` as +infinity."""
+    return b is None or a < b
+
+
+@dataclass
+class MClaim:
+    """One claim row as the model keeps it."""
+
+    seq: int  # insertion order: ties on recorded_at read in this order
+    id: str
+    scope: ScopeKey
+    subject_key: str
+    predicate: str
+    object: str
+    object_key: str
+    polarity: int
+    valid_from: datetime
+    recorded_at: datetime
+    # Every end a write set, in write order, with the belief instant it was learned at.
+    ends: list[tuple[datetime, datetime]] = field(default_factory=list)
+    invalidated_at: datetime | None = None
+    invalidated_by: str | None = None
+    observations: int = 1
+
+    @property
+    def end(self) -> datetime | None:
+        """The end of valid time as the record holds it now."""
+        return self.ends[-1][0] if self.ends else None
+
+    def end_at(self, known_at: datetime) -> datetime | None:
+        """``end(K)``: the last end written whose learning instant is ``<= K``."""
+        return self._closure(known_at)[0]
+
+    def _closure(self, known_at: datetime | None) -> tuple[datetime | None, datetime | None]:
+        """``(end, learned_at)`` as believed at ``K`` (``None``: as recorded now)."""
+        for end, learned in reversed(self.ends):
+            if known_at is None or learned <= known_at:
+                return end, learned
+        return None, None
+
+    def believed_at(self, known_at: datetime) -> bool:
+        return self.recorded_at <= known_at and _lt(known_at, self.invalidated_at)
+
+    def in_force(self, valid_at: datetime, known_at: datetime) -> bool:
+        return self.valid_from <= valid_at and _lt(valid_at, self.end_at(known_at))
+
+    def in_states(self, states: frozenset[str], valid_at: datetime, known_at: datetime) -> bool:
+        """The ``states=`` read filter at ``(V, K)``."""
+        if states == ALL_STATES:
+            return self.recorded_at <= known_at
+        end = self.end_at(known_at)
+        return (
+            ("live" in states and self.believed_at(known_at) and self.in_force(valid_at, known_at))
+            or ("ended" in states and self.believed_at(known_at)
+                and end is not None and end <= valid_at)
+            or ("retired" in states and self.invalidated_at is not None
+                and self.invalidated_at <= known_at)
+        )
+
+    def view(self, known_at: datetime | None) -> View:
+        """The claim materialized at ``K`` (``None``: as currently recorded)."""
+        end, learned = self._closure(known_at)
+        gone = self.invalidated_at
+        if known_at is not None and gone is not None and gone > known_at:
+            gone = None
+        state = "retired" if gone is not None else "ended" if end is not None else "live"
+        return View(self.id, self.scope, self.object, self.polarity, self.valid_from, end,
+                    learned, self.recorded_at, gone,
+                    self.invalidated_by if gone is not None else None, state, self.observations)
+
+
+@dataclass(frozen=True)
+class View:
+    """The fields of a returned ``Claim`` the model predicts."""
+
+    id: str
+    scope: ScopeKey
+    object: str
+    polarity: int
+    valid_from: datetime
+    valid_to: datetime | None
+    valid_to_known_at: datetime | None
+    recorded_at: datetime
+    invalidated_at: datetime | None
+    invalidated_by: str | None
+    state: str
+    observations: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one write did, by claim id (the model's side of a ``WriteReceipt``)."""
+
+    added: bool
+    reinforced: tuple[str, ...] = ()
+    ended: tuple[str, ...] = ()
+    retired: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A planned write, applied once the library has said which id it got."""
+
+    scope: ScopeKey
+    subject_key: str
+    predicate: str
+    object: str
+    object_key: str
+    polarity: int
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    reinforce: MClaim | None
+    end_at: tuple[MClaim, ...]
+    retire: tuple[MClaim, ...]
+
+
+@dataclass(frozen=True)
+class Superseding:
+    """A planned ``supersede``: the claim it closes, where, and the write that follows."""
+
+    old: MClaim
+    at: datetime
+    new: Pending
+
+
+class Model:
+    """Every claim ever written and not erased, with the rules above as methods."""
+
+    def __init__(self, one_valued: Iterable[str]) -> None:
+        self.one_valued = frozenset(one_valued)
+        self.claims: dict[str, MClaim] = {}
+        self._seq = 0
+
+    # -- reads ------------------------------------------------------------------------
+    def visible(self, reader: ScopeKey) -> list[MClaim]:
+        return [c for c in self.claims.values() if scope_sees(reader, c.scope)]
+
+    def get_all(self, reader: ScopeKey, valid_at: datetime, known_at: datetime,
+                states: Iterable[str]) -> list[View]:
+        """Newest recorded first; ties in the order written, newest first."""
+        chosen = frozenset(states)
+        rows = [c for c in self.visible(reader) if c.in_states(chosen, valid_at, known_at)]
+        rows.sort(key=lambda c: (c.recorded_at, c.seq), reverse=True)
+        return [c.view(known_at) for c in rows]
+
+    def history(self, reader: ScopeKey, subject_key: str, predicate: str,
+                valid_at: datetime | None, known_at: datetime) -> list[View]:
+        """One slot's timeline in recorded order: everything recorded by ``K`` and, when
+        ``valid_at`` is given, in force at it as believed at ``K``."""
+        rows = [
+            c for c in self.visible(reader)
+            if c.subject_key == subject_key and c.predicate == predicate
+            and c.recorded_at <= known_at
+            and (valid_at is None or c.in_force(valid_at, known_at))
+        ]
+        rows.sort(key=lambda c: (c.recorded_at, c.seq))
+        return [c.view(known_at) for c in rows]
+
+    def get(self, reader: ScopeKey, claim_id: str) -> View | None:
+        claim = self.claims.get(claim_id)
+        return claim.view(None) if claim is not None and scope_sees(reader, claim.scope) else None
+
+    def stats(self, reader: ScopeKey, now: datetime) -> dict[str, int]:
+        """The claim populations now (``embeddings`` is the store's business: vectors may
+        be computed later than the write, so the model does not predict it)."""
+        rows = self.visible(reader)
+        return {
+            "episodes": 0,
+            "claims": len(rows),
+            "live_claims": sum(c.in_states(frozenset({"live"}), now, now) for c in rows),
+            "ended_claims": sum(c.in_states(frozenset({"ended"}), now, now) for c in rows),
+            "invalidated": sum(c.in_states(frozenset({"retired"}), now, now) for c in rows),
+        }
+
+    # -- writes -----------------------------------------------------------------------
+    def _slot(self, scope: ScopeKey, subject_key: str, predicate: str) -> list[MClaim]:
+        """The believed claims of one slot at exactly this scope."""
+        return [
+            c for c in self.claims.values()
+            if c.scope == scope and c.subject_key == subject_key and c.predicate == predicate
+            and c.invalidated_at is None
+        ]
+
+    def plan_remember(self, scope: ScopeKey, subject_key: str, predicate: str, obj: str,
+                      object_key: str, polarity: int, valid_from: datetime,
+                      valid_to: datetime | None, recorded_at: datetime, close: str) -> Pending:
+        """Settle a new claim against its slot; changes nothing until ``apply``."""
+        slot = self._slot(scope, subject_key, predicate)
+        overlapping = [c for c in slot if _lt(c.valid_from, valid_to) and _lt(valid_from, c.end)]
+        same = [c for c in overlapping if c.object_key == object_key and c.polarity == polarity]
+        if len(same) > 1:
+            raise Ambiguous("the new claim overlaps two intervals of the same value")
+        if same:
+            return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
+                           valid_to, recorded_at, same[0], (), ())
+        conflicts = [
+            c for c in overlapping
+            if (c.object_key == object_key and c.polarity != polarity)
+            or (predicate in self.one_valued and c.polarity == 1 and polarity == 1
+                and c.object_key != object_key)
+        ]
+        if close == "retired":
+            return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
+                           valid_to, recorded_at, None, (), tuple(conflicts))
+        ends = tuple(c for c in conflicts if c.valid_from < valid_from)
+        retires = tuple(c for c in conflicts if c.valid_from == valid_from)
+        for later in (c for c in conflicts if c.valid_from > valid_from):
+            valid_to = later.valid_from if valid_to is None else min(valid_to, later.valid_from)
+        return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
+                       valid_to, recorded_at, None, ends, retires)
+
+    def apply(self, plan: Pending, new_id: str | None) -> Outcome:
+        """Apply a plan; ``new_id`` is the id the library gave the added row."""
+        if plan.reinforce is not None:
+            plan.reinforce.observations += 1
+            return Outcome(added=False, reinforced=(plan.reinforce.id,))
+        assert new_id is not None, "a write that adds a row needs the row's id"
+        at = plan.recorded_at
+        for old in plan.end_at:
+            old.ends.append((plan.valid_from, max(at, old.recorded_at)))
+        for old in plan.retire:
+            self._retire(old, at, new_id)
+        self._seq += 1
+        self.claims[new_id] = MClaim(
+            self._seq, new_id, plan.scope, plan.subject_key, plan.predicate, plan.object,
+            plan.object_key, plan.polarity, plan.valid_from, plan.recorded_at,
+            [] if plan.valid_to is None else [(plan.valid_to, plan.recorded_at)],
+        )
+        return Outcome(True, (), tuple(c.id for c in plan.end_at), tuple(c.id for c in plan.retire))
+
+    def plan_supersede(self, reader: ScopeKey, old_id: str, obj: str, object_key: str,
+                       at: datetime, now: datetime) -> Superseding:
+        """Close ``old_id`` at ``at`` (retire it if ``at`` is not after its start) and
+        remember the new value from ``at``, recorded ``now``."""
+        old = self.claims.get(old_id)
+        if old is None or not scope_sees(reader, old.scope):
+            raise Refused("ClaimNotFoundError")
+        if old.invalidated_at is not None:
+            raise Refused("InvalidArgumentError")
+        if old.scope != reader:
+            raise Ambiguous("superseding a claim inherited from a broader scope")
+        if old.end is not None and at >= old.end:
+            raise Ambiguous("superseding at or after the old claim's known end")
+        if old.object_key == object_key:
+            raise Ambiguous("superseding a value with itself")
+        # The old claim is closed first, so it is not in the slot the new one settles in.
+        old.invalidated_at = now
+        try:
+            new = self.plan_remember(reader, old.subject_key, old.predicate, obj, object_key,
+                                     1, at, None, now, "ended")
+        finally:
+            old.invalidated_at = None
+        if new.reinforce is not None:
+            raise Ambiguous("the new value re-states one already believed")
+        return Superseding(old, at, new)
+
+    def apply_supersede(self, plan: Superseding, new_id: str) -> Outcome:
+        old, at, now = plan.old, plan.at, plan.new.recorded_at
+        ended: tuple[str, ...] = ()
+        retired: tuple[str, ...] = ()
+        if at > old.valid_from:
+            old.ends.append((at, max(now, old.recorded_at)))
+            ended = (old.id,)
+        else:
+            self._retire(old, now, new_id)
+            retired = (old.id,)
+        done = self.apply(plan.new, new_id)
+        return Outcome(True, (), ended + done.ended, retired + done.retired)
+
+    def forget(self, scope: ScopeKey, subject_key: str, predicate: str, at: datetime) -> list[str]:
+        slot = self._slot(scope, subject_key, predicate)
+        for claim in slot:
+            self._retire(claim, at, None)
+        return [c.id for c in slot]
+
+    def delete(self, reader: ScopeKey, claim_id: str, at: datetime) -> bool:
+        claim = self.claims.get(claim_id)
+        if claim is None or not scope_sees(reader, claim.scope) or claim.invalidated_at is not None:
+            return False
+        self._retire(claim, at, None)
+        return True
+
+    def erase(self, reader: ScopeKey, claim_id: str) -> bool:
+        claim = self.claims.get(claim_id)
+        if claim is None or not scope_sees(reader, claim.scope):
+            return False
+        del self.claims[claim_id]
+        return True
+
+    def purge(self, outer: ScopeKey) -> int:
+        doomed = [i for i, c in self.claims.items() if scope_contains(outer, c.scope)]
+        for claim_id in doomed:
+            del self.claims[claim_id]
+        return len(doomed)
+
+    def _retire(self, claim: MClaim, at: datetime, by: str | None) -> None:
+        claim.invalidated_at = max(at, claim.recorded_at)
+        claim.invalidated_by = by
