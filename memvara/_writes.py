@@ -198,6 +198,8 @@ class Writer:
             _args.check_text(extractor, "extractor") if extractor is not None else "remember",
             _args.check_meta(meta) if meta else {},
             scope,
+            "",
+            None if valid_to is None else recorded_at,  # an end written now is known now
         )
 
     def _encode_texts(self, texts: list[str]) -> npt.NDArray[np.float32]:
@@ -438,7 +440,7 @@ def _instant(value: object, argument: str) -> tuple[int, datetime]:
 def _bounded(claim: Claim, valid_to: int | None) -> Claim:
     if valid_to is None or claim.valid_to == from_micros(valid_to):
         return claim
-    return replace(claim, valid_to=from_micros(valid_to))
+    return replace(claim, valid_to=from_micros(valid_to), valid_to_known_at=claim.recorded_at)
 
 
 def _receipt(outcome: _Outcome, started: float) -> WriteReceipt:

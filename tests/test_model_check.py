@@ -23,8 +23,7 @@ Where the spec does not decide an outcome the model raises ``Ambiguous`` and the
 skipped rather than guessed (each is counted as a Hypothesis event; run with
 ``--hypothesis-show-statistics`` to see how often): a write overlapping two intervals of
 its own value; a ``supersede`` from a narrower scope than the old claim's, at or after the
-old claim's known end, to the same value, or to a value already believed. One known bug
-is excluded where it is checked, naming the ``xfail`` test that pins it.
+old claim's known end, to the same value, or to a value already believed.
 
 The default profile (50 examples of up to 40 steps) is derandomized, so a run is the same
 run every time. ``MEMVARA_SLOW=1`` runs 1,000 random examples of up to 60 steps.
@@ -32,7 +31,6 @@ run every time. ``MEMVARA_SLOW=1`` runs 1,000 random examples of up to 60 steps.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from datetime import datetime, timedelta, timezone
 
@@ -189,13 +187,7 @@ class MemvaraMachine(RuleBasedStateMachine):
         assert sorted(c.id for c in receipt.ended) == sorted(want.ended)
         assert sorted(c.id for c in receipt.retired) == sorted(want.retired)
         for claim in receipt.added + receipt.reinforced + receipt.closed:
-            got = view(claim)
-            late = claim.valid_to is not None and claim.valid_to_known_at is None
-            if claim in receipt.added and late:
-                # Known bug, excluded here only: see
-                # test_a_receipt_reports_when_the_end_it_was_written_with_was_learned.
-                got = dataclasses.replace(got, valid_to_known_at=claim.recorded_at)
-            assert got == self.model.claims[claim.id].view(None), claim
+            assert view(claim) == self.model.claims[claim.id].view(None), claim
 
     def check(self, probe: Probe, slot: SlotProbe) -> None:
         """One random read of each kind, against the model."""
@@ -405,8 +397,6 @@ TestMemvaraAgainstTheModel = MemvaraMachine.TestCase
 # -- focused regressions: each a minimal case the state machine found or must keep -------
 
 
-@pytest.mark.xfail(strict=True, reason="remember()'s receipt returns valid_to_known_at=None for a"
-                   " claim written with valid_to, while the stored row (get) says recorded_at")
 def test_a_receipt_reports_when_the_end_it_was_written_with_was_learned() -> None:
     """The claim a receipt hands back is the claim that was stored: a claim written with
     an end learned that end when it was recorded, in the receipt as in ``get()``."""
