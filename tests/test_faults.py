@@ -143,9 +143,6 @@ def test_a_read_only_database_file_reads_and_refuses_writes_with_a_read_only_err
         assert sqlite_store(again).integrity_problems() == []
 
 
-@pytest.mark.xfail(strict=True, reason="a store in a read-only directory (no room for its -wal"
-                   " and -shm files) raises NotAStoreError('not a memvara store (unable to open"
-                   " database file)') instead of ReadOnlyStoreError")
 def test_a_store_in_a_read_only_directory_is_reported_as_read_only(tmp_path: Path) -> None:
     """``ReadOnlyStoreError`` is documented as "the store's file or directory cannot be
     written"; calling a sound store "not a memvara store" sends its owner the wrong way."""
@@ -274,22 +271,7 @@ def damage_sidecar(path: str, how: str) -> None:
             handle.write(b"garbage!")
 
 
-SIDECAR_PAPERED_OVER = (
-    "a sidecar shorter than its rows' slots is reported by integrity_problems() until the"
-    " next write grows it, which zero-fills the lost vectors and makes the report clean"
-)
-
-
-@pytest.mark.parametrize("how", [
-    "empty",
-    "bad magic",
-    pytest.param("header only", marks=pytest.mark.xfail(strict=True, reason=SIDECAR_PAPERED_OVER)),
-    pytest.param("half", marks=pytest.mark.xfail(strict=True, reason=SIDECAR_PAPERED_OVER)),
-    pytest.param("missing", marks=pytest.mark.xfail(strict=True, reason=(
-        "a missing sidecar opens silently; integrity_problems() and vectors() then raise a raw"
-        " FileNotFoundError, and the next write recreates the file with zeroed vectors and a"
-        " clean integrity report"))),
-])
+@pytest.mark.parametrize("how", ["empty", "bad magic", "header only", "half", "missing"])
 def test_a_damaged_vector_sidecar_is_corruption_not_silent_loss(tmp_path: Path, how: str) -> None:
     """The sidecar holds the only copy of each vector. If it is missing, truncated or not
     ours, the store either refuses to open (``StoreCorruptError``) or keeps reporting the
@@ -367,9 +349,6 @@ print(json.dumps(result))
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs RLIMIT_FSIZE")
-@pytest.mark.xfail(strict=True, reason="a file size limit hit while the vector sidecar grows"
-                   " escapes as a raw OSError (EFBIG) from VectorFile._ensure's truncate,"
-                   " not StorageFullError")
 def test_a_file_size_limit_hit_by_the_vector_sidecar_is_a_storage_full_error(
     tmp_path: Path,
 ) -> None:

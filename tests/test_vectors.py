@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memvara import DimensionMismatchError, StoreCorruptError
+from memvara import DimensionMismatchError, StoreCorruptError, StoreError
 from memvara.store._vectors import VectorFile
 
 
@@ -111,3 +113,48 @@ def test_a_sidecar_whose_width_is_already_known_is_created_on_its_first_write(tm
     np.testing.assert_array_equal(sidecar.read([3]), np.ones((1, 8), dtype=np.float32))
     sidecar.close()
     assert VectorFile(path, 8).read([3]).sum() == 8
+
+
+def test_how_many_slots_are_on_disk(tmp_path: Path) -> None:
+    in_memory = VectorFile(None, 4)
+    in_memory.write([9], np.ones((1, 4), dtype=np.float32))
+    assert in_memory.slots_on_disk() == in_memory.capacity >= 10
+    path = str(tmp_path / "v.vecs")
+    on_disk = VectorFile(path, 4)
+    assert on_disk.slots_on_disk() == -1  # no file yet
+    on_disk.write([9], np.ones((1, 4), dtype=np.float32))
+    assert on_disk.slots_on_disk() == on_disk.capacity
+
+
+@pytest.mark.parametrize(("code", "kind"), [(errno.EFBIG, "StorageFullError"),
+                                            (errno.ENOSPC, "StorageFullError"),
+                                            (errno.EIO, "StoreError")])
+def test_a_sidecar_that_cannot_grow_is_a_memvara_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, kind: str
+) -> None:
+    import builtins
+
+    import memvara.store._vectors as vectors
+
+    sidecar = VectorFile(str(tmp_path / "v.vecs"), 4)
+    sidecar.write([0], np.ones((1, 4), dtype=np.float32))
+    real_open = builtins.open
+
+    class Refusing:
+        def __init__(self, *args: object) -> None:
+            self.handle = real_open(*args)  # type: ignore[call-overload]
+
+        def __enter__(self) -> Refusing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()
+
+        def truncate(self, size: int) -> None:
+            raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(vectors, "open", Refusing, raising=False)
+    with pytest.raises(StoreError) as caught:
+        sidecar.write([10_000], np.ones((1, 4), dtype=np.float32))
+    assert type(caught.value).__name__ == kind
+    np.testing.assert_array_equal(sidecar.read([0]), np.ones((1, 4), dtype=np.float32))

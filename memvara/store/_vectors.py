@@ -12,6 +12,7 @@ process memory, for ``:memory:`` stores.
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import threading
@@ -20,13 +21,14 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import DimensionMismatchError, StoreCorruptError
+from .._errors import DimensionMismatchError, StorageFullError, StoreCorruptError, StoreError
 
 __all__ = ["VectorFile"]
 
 _MAGIC = b"MVVECS01"
 _HEADER = 64
 _MIN_CAPACITY = 64
+_FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 Matrix = npt.NDArray[np.float32]
 
@@ -66,6 +68,15 @@ class VectorFile:
             )
         self._dim = dim
         self._map(self._file_capacity())
+
+    def slots_on_disk(self) -> int:
+        """How many slots the file holds (``-1`` when there is no file; for an
+        in-memory sidecar, its capacity)."""
+        if self._path is None:
+            return self.capacity
+        if not os.path.exists(self._path):
+            return -1
+        return self._file_capacity()  # an existing file was opened, so its width is known
 
     def _file_capacity(self) -> int:
         assert self._path is not None and self._dim is not None  # noqa: S101 - internal
@@ -108,8 +119,15 @@ class VectorFile:
             capacity *= 2
         if self._path is not None:
             assert self._dim is not None  # noqa: S101 - internal invariant
-            with open(self._path, "r+b") as handle:
-                handle.truncate(_HEADER + capacity * self._dim * 4)
+            try:
+                with open(self._path, "r+b") as handle:
+                    handle.truncate(_HEADER + capacity * self._dim * 4)
+            except OSError as exc:
+                if exc.errno in _FULL:
+                    raise StorageFullError(
+                        f"{self._path}: no room to grow the vector sidecar ({exc.strerror})"
+                    ) from exc
+                raise StoreError(f"{self._path}: cannot grow the vector sidecar: {exc}") from exc
         self._map(capacity)
 
     def write(self, slots: Sequence[int], vectors: Matrix) -> None:

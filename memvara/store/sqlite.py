@@ -160,9 +160,31 @@ class SQLiteStore:
                 )
                 for table, suffix in _SIDECARS.items()
             }
+            self._check_sidecars()
         except BaseException:
             self._writer.close()
             raise
+
+    def _check_sidecars(self) -> None:
+        """Refuse a store whose rows point at vectors its sidecar no longer holds: the
+        sidecar is the only copy, and a later write would grow it over the gap."""
+        for table, sidecar in self._vectors.items():
+            try:
+                (top,) = self._writer.execute(
+                    f"SELECT max(rowid) FROM {table} WHERE vec_slot IS NOT NULL"
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise _translate(exc) from exc
+            if top is None:
+                continue
+            on_disk = sidecar.slots_on_disk()
+            if on_disk <= top:
+                name = self._path + _SIDECARS[table]
+                state = "is missing" if on_disk < 0 else f"holds {on_disk} of {top + 1} slots"
+                raise StoreCorruptError(
+                    f"{name} {state}: the vectors of stored {table} are lost (the sidecar"
+                    " holds the only copy); restore it from a backup"
+                )
 
     # -- connections and transactions ----------------------------------------------
     def _connect(self, *, readonly: bool) -> sqlite3.Connection:
@@ -185,6 +207,12 @@ class SQLiteStore:
                 conn.execute("PRAGMA query_only = ON")
         except sqlite3.DatabaseError as exc:
             conn.close()
+            folder = os.path.dirname(os.path.abspath(self._path))
+            if "unable to open" in str(exc) and not os.access(folder, os.W_OK):
+                raise ReadOnlyStoreError(
+                    f"{folder}: the store's folder cannot be written, and SQLite keeps its"
+                    " write-ahead log (-wal, -shm) beside the database"
+                ) from exc
             raise NotAStoreError(f"{self._path}: not a memvara store ({exc})") from exc
         if self._tracer is not None:
             tracer = self._tracer
