@@ -8,6 +8,7 @@ delegates: writes to ``Writer``, reads to the store. It has no SQL and no rankin
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from datetime import datetime
 from types import TracebackType
@@ -24,7 +25,7 @@ from ._retrieve import Retriever
 from ._time import Clock, system_clock
 from ._ingest import Ingest
 from ._writes import Writer, encode_checked
-from .llm import LLM, NullLLM
+from .llm import LLM, DegradedExtractionWarning, NullLLM
 from .redact import Redactor
 from .rerank import Reranker
 from .telemetry import Recorder
@@ -666,8 +667,10 @@ class Memvara(_MemoryAPI):
         path: a SQLite file (created if missing) or ``":memory:"``.
         store: any ``Store`` implementation, instead of ``path``.
         embedder: vectors for every write (default ``HashingEmbedder()``).
-        llm: the model ``add()`` extracts with when the rules cannot (default
-            ``NullLLM()``: no model; such turns are stored but yield no claims).
+        llm: the model ``add()`` extracts with when the rules cannot. Left out, it is
+            ``NullLLM()`` (no model: such turns are stored but yield no claims) and
+            construction warns once with ``DegradedExtractionWarning``; pass
+            ``NullLLM()`` yourself to choose that knowingly, without the warning.
             ``remember()`` never consults it.
         telemetry: a ``Recorder`` for the failure-mode series (default ``None``: off).
         redactor: applied to every turn before it is stored, indexed or embedded.
@@ -726,7 +729,16 @@ class Memvara(_MemoryAPI):
         if not isinstance(embedder, Embedder):
             raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
         encode_checked(embedder, ["memvara"])  # a broken embedder fails here, not mid-write
-        llm = NullLLM() if llm is None else llm
+        if llm is None:
+            llm = NullLLM()
+            warnings.warn(
+                "Memvara has no model (llm=None): add() will keep every turn, but only the"
+                " first-person statements its rules read become claims; the rest are counted"
+                " as receipt.unextracted. Pass llm=AnthropicLLM() or OpenAILLM() to read"
+                " prose, or llm=NullLLM() to say that rules and remember() are enough.",
+                DegradedExtractionWarning,
+                stacklevel=2,
+            )
         if not isinstance(llm, LLM):
             raise InvalidArgumentError("llm", "expected an object with .extract() and .classify_predicate()")
         if telemetry is not None and not isinstance(telemetry, Recorder):

@@ -9,7 +9,7 @@ Cheapest first, each tier deciding what reaches the next:
    stored as an episode; it is only not mined for claims.
 1b. rules (``_rules``) read unambiguous first-person declaratives in user turns.
 2. whatever is left goes to the model in **one** ``extract`` call; with no model it is
-   counted as ``unextracted``.
+   counted as ``unextracted`` (``Memvara()`` warned about that when it was built).
 
 Everything slow (redaction, embedding, the model call, classifying a new predicate)
 happens before the write transaction opens; the episodes and claims then land in one
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,7 +33,7 @@ from ._errors import InvalidArgumentError
 from ._model import Claim, Episode, Scope, Skip, WriteReceipt
 from ._scripts import script_of
 from ._time import from_micros, to_micros
-from .llm import LLM, DegradedExtractionWarning, LLMError
+from .llm import LLM, LLMError
 from .redact import Redactor
 from .schema import PredicateRegistry, PredicateSpec
 from .telemetry import Recorder
@@ -87,7 +86,6 @@ class Ingest:
         self._redactor = redactor
         self._recorder = recorder
         self._resolve_entities = resolve_entities
-        self._warned = False
         # Latest turn vectors per scope, so a near-duplicate check costs a matmul, not
         # a read of the sidecar: seeded from the store the first time a scope is seen,
         # then kept current by this process's own adds (least recently used dropped).
@@ -143,7 +141,6 @@ class Ingest:
         if for_model:
             if getattr(self._llm, "is_null", False):
                 unextracted = len(for_model)
-                self._warn_degraded()
             else:
                 extracted, llm_calls = self._extract(for_model)
                 claims.extend(self._model_claims(extracted, for_model, scope, now))
@@ -304,17 +301,6 @@ class Ingest:
             PredicateSpec(canonical, answer.cardinality, answer.volatility)
         )
         self._store.save_predicates([spec])
-
-    def _warn_degraded(self) -> None:
-        if not self._warned:
-            self._warned = True
-            warnings.warn(
-                "add() has no model (NullLLM): turns the rules cannot read are stored as"
-                " episodes but yield no claims (counted as receipt.unextracted). Pass"
-                " llm=AnthropicLLM() or OpenAILLM(), or write facts with remember().",
-                DegradedExtractionWarning,
-                stacklevel=4,
-            )
 
 
 # -- normalizing what add() accepts -------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from . import __version__
 from ._facade import Memvara
+from .llm import NullLLM
 from ._model import Claim
 from .store.sqlite import SQLiteStore
 
@@ -38,7 +39,7 @@ def run_demo(path: str, out: TextIO) -> dict[str, int]:
     def show(label: str, claims: list[Claim]) -> None:
         out.write(f"  {label:<46} {[c.object for c in claims]}\n")
 
-    with Memvara(path, user="alice", clock=lambda: now) as mem:
+    with Memvara(path, user="alice", clock=lambda: now, llm=NullLLM()) as mem:
         out.write(f"memvara {__version__} demo: a memory in {path}\n\n")
         out.write("Writes (valid_from = when it became true, recorded_at = when we learned it):\n")
         steps = [

@@ -95,16 +95,25 @@ def test_an_unknown_predicate_is_classified_once_ever(db_path: str, clock: Clock
         assert [c.object for c in mem.get_all()] == ["Bramble Cottage"]  # ONE: it superseded
 
 
-def test_with_no_model_the_rest_is_counted_and_the_warning_given_once(clock: Clock) -> None:
-    mem = Memvara(clock=clock)
+def test_with_no_model_construction_warns_once_and_add_counts_what_nobody_read(clock: Clock) -> None:
     with pytest.warns(DegradedExtractionWarning, match="unextracted"):
+        mem = Memvara(clock=clock)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # add() itself does not warn again
         receipt = mem.add(["My order hasn't arrived", "I live in Oslo", "ok"])
+        assert mem.add("Can you check ticket 4411?").unextracted == 1
     assert receipt.unextracted == 1 and len(receipt.skipped) == 1
     assert [c.object for c in receipt.added] == ["Oslo"]
+    mem.close()
+
+
+def test_choosing_no_model_explicitly_is_not_warned_about(clock: Clock) -> None:
+    from memvara import NullLLM
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert mem.add("Can you check ticket 4411?").unextracted == 1  # no second warning
-    mem.close()
+        with Memvara(clock=clock, llm=NullLLM()) as mem:
+            assert mem.add("Can you check ticket 4411?").unextracted == 1
 
 
 def test_a_failing_model_fails_the_whole_add_and_writes_nothing(quiet_mem: Memvara, fake: FakeLLM) -> None:

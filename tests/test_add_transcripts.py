@@ -48,9 +48,10 @@ def test_one_turn_per_add_costs_a_call_per_turn_the_rules_and_gate_pass_on(clock
 
 
 def test_a_support_conversation_yields_no_claims_without_a_model(clock: Clock) -> None:
-    with Memvara(clock=clock, user="customer") as mem:
-        with pytest.warns(DegradedExtractionWarning):
-            receipt = mem.add(support_desk())
+    with pytest.warns(DegradedExtractionWarning):
+        mem = Memvara(clock=clock, user="customer")
+    with mem:
+        receipt = mem.add(support_desk())
         assert mem.count() == 0 and receipt.added == ()
         assert (receipt.unextracted, len(receipt.skipped)) == (26, 14)
         assert mem.stats() == {"episodes": 40, "claims": 0, "live_claims": 0,
