@@ -674,9 +674,9 @@ class Memvara(_MemoryAPI):
             ``remember()`` never consults it.
         telemetry: a ``Recorder`` for the failure-mode series (default ``None``: off).
         redactor: applied to every turn before it is stored, indexed or embedded.
-        vector_weight: the vector ranking's weight against BM25's in search (default: 1
-            for a semantic embedder; for a lexical one such as ``HashingEmbedder``, only
-            enough to break BM25's ties, which measured best on LOCOMO).
+        vector_weight: the vector ranking's weight against BM25's in search (default:
+            0.25 for a semantic embedder; for a lexical one such as ``HashingEmbedder``,
+            only enough to break BM25's ties; both measured best on LOCOMO's dev split).
         read_reranker: reorders the fused top ``read_rerank_top_n`` results of every
             search (for example ``CrossEncoderReranker()``); if it fails, the fused order
             stands and ``rerank.failed`` is counted.

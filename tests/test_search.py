@@ -184,10 +184,10 @@ def test_a_long_query_keeps_its_first_32_content_words(mem: Memvara) -> None:
 
 def test_the_vector_rankings_weight_follows_the_embedder(clock: Clock) -> None:
     from memvara import HashingEmbedder
-    from memvara._retrieve import LEXICAL_VECTOR_WEIGHT
+    from memvara._retrieve import LEXICAL_VECTOR_WEIGHT, SEMANTIC_VECTOR_WEIGHT
 
     class Semantic:
-        """Stands in for a semantic embedder: not lexical, so its ranking counts fully."""
+        """Stands in for a semantic embedder: not lexical, so its ranking counts."""
 
         dim = 8
 
@@ -197,7 +197,7 @@ def test_the_vector_rankings_weight_follows_the_embedder(clock: Clock) -> None:
     with Memvara(clock=clock) as lexical, Memvara(clock=clock, embedder=Semantic()) as semantic, \
             Memvara(clock=clock, vector_weight=0.5) as chosen:
         assert lexical._core.retriever.vector_weight == LEXICAL_VECTOR_WEIGHT
-        assert semantic._core.retriever.vector_weight == 1.0
+        assert semantic._core.retriever.vector_weight == SEMANTIC_VECTOR_WEIGHT
         assert chosen._core.retriever.vector_weight == 0.5
         for mem in (lexical, semantic):
             mem.remember("user", "likes", "tea")
