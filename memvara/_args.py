@@ -82,6 +82,8 @@ def check_confidence(value: object) -> float:
     """A finite number from 0 to 1."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidArgumentError("confidence", f"expected a number, got {type(value).__name__}")
+    if isinstance(value, int) and not 0 <= value <= 1:  # also ints too big for a float
+        raise InvalidArgumentError("confidence", f"must be from 0 to 1, got {value!r:.40}")
     number = float(value)
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise InvalidArgumentError("confidence", f"must be from 0 to 1, got {value!r}")
@@ -112,9 +114,13 @@ def check_sources(value: object) -> tuple[str, ...]:
 
 
 def check_meta(value: Mapping[str, object]) -> dict[str, object]:
-    """Metadata that survives a JSON round trip unchanged in meaning."""
+    """Metadata that survives a JSON round trip unchanged in meaning, as UTF-8."""
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentError("meta", f"expected a mapping, got {type(value).__name__}")
     try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentError("meta", "holds a lone surrogate, not valid Unicode text") from None
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError("meta", f"must be JSON-serializable: {exc}") from None
     for key in value:
@@ -140,7 +146,7 @@ def check_k(value: object) -> int:
 def check_min_score(value: object) -> float:
     """A score floor: a finite number from 0 to 2 (the most a score can be)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        math.isfinite(value) and 0.0 <= value <= 2.0
+        0 <= value <= 2 and math.isfinite(value)
     ):
         raise InvalidArgumentError("min_score", f"expected a number from 0 to 2, got {value!r:.40}")
     return float(value)

@@ -73,6 +73,13 @@ class Scope:
                 raise InvalidArgumentError(
                     level, "a scope level must be a non-empty string without NUL characters"
                 )
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InvalidArgumentError(
+                        level, "a scope level holds a lone surrogate, not valid Unicode text"
+                    ) from None
 
     def values(self) -> tuple[str | None, str | None, str | None, str | None]:
         """The four levels, broadest first."""

@@ -21,6 +21,8 @@ Clock = Callable[[], datetime]
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
 _UTC = timezone.utc
+_FIRST = (datetime.min.replace(tzinfo=timezone.utc) - _EPOCH) // _MICROSECOND
+_LAST = (datetime.max.replace(tzinfo=timezone.utc) - _EPOCH) // _MICROSECOND
 
 
 def system_clock() -> datetime:
@@ -37,7 +39,10 @@ def to_micros(value: object, argument: str) -> int:
     tz = value.tzinfo
     if tz is not _UTC and (tz is None or tz.utcoffset(value) is None):
         value = value.replace(tzinfo=_UTC)
-    return (value - _EPOCH) // _MICROSECOND
+    micros = (value - _EPOCH) // _MICROSECOND
+    if not _FIRST <= micros <= _LAST:  # an offset pushed it past year 1 or 9999 in UTC
+        raise InvalidTimeError(argument, f"{value!r:.60} is outside the years 1 to 9999 in UTC")
+    return micros
 
 
 def optional_micros(value: object, argument: str) -> int | None:

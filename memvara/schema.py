@@ -56,6 +56,14 @@ _HALF_LIVES = {
 }
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def normalize_predicate(name: object, argument: str = "predicate") -> str:
     """Lower-case a predicate name and join its words with ``_``.
 
@@ -65,7 +73,7 @@ def normalize_predicate(name: object, argument: str = "predicate") -> str:
     if not isinstance(name, str):
         raise InvalidArgumentError(argument, f"expected a string, got {type(name).__name__}")
     words = name.replace("-", " ").replace("_", " ").casefold().split()
-    if not words or "\x00" in name:
+    if not words or "\x00" in name or not _encodable(name):
         raise InvalidArgumentError(argument, f"{name!r:.60} is not a usable predicate name")
     return "_".join(words)
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 
 from .._model import Episode
+from .._errors import InvalidTimeError
 from .._time import from_micros, to_micros
 from ..schema import BUILTIN_PREDICATES
 
@@ -82,7 +83,7 @@ def extraction_prompt(turns: Sequence[Episode]) -> str:
         if turn.ts is not None:
             try:
                 at = from_micros(to_micros(turn.ts, "ts"))
-            except OverflowError:  # an offset that moves year 1 or 9999 off the calendar
+            except InvalidTimeError:  # an offset that moves year 1 or 9999 off the calendar
                 pass
             else:
                 line["at"] = at.isoformat(timespec="seconds")

@@ -73,7 +73,10 @@ def claim_rowid(claim_id: str) -> int:
     head, _, digest = claim_id.partition("-")
     if len(digest) != 8 or not head.startswith("c") or not head[1:].isdigit():
         return 0
-    return int(head[1:]) if head[1:].isascii() else 0
+    if not head[1:].isascii() or len(head) > 20:  # no 64-bit rowid has more digits
+        return 0
+    rowid = int(head[1:])
+    return rowid if rowid < 2**63 else 0
 
 
 def claim_row(
