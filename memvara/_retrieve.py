@@ -160,8 +160,7 @@ class Retriever:
         flush = getattr(self._store, "flush_text_index", None)
         if callable(flush):
             flush()
-        if self._store.claims_missing_vectors():
-            self._writer.embed_missing()
+        self._writer.embed_missing()
 
     def _claim_result(self, claim: Claim, hit: _Hit, tq: TimeQuery) -> Retrieved:
         spec = self._registry.spec(claim.predicate)

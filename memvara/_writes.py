@@ -103,6 +103,9 @@ class Writer:
         """Embed every claim still waiting for its vector, in one batched encode (run
         before the write transaction, like every encode)."""
         waiting = self._store.claims_missing_vectors()
+        if not waiting:  # nothing to encode, and no write transaction to open
+            self._backlog = 0
+            return 0
         vectors = self._encode_texts([text for _, text in waiting])
         with self._store.transaction():
             done = self._store.set_claim_vectors([cid for cid, _ in waiting], vectors)
