@@ -334,10 +334,10 @@ class Writer:
             keys = [self.key_of(c.scope, c.subject) for c in new]
         stored = store.insert_claims(new, rows, keys)
         outcome.added.extend(stored)
-        ends: list[tuple[str, int, int]] = []
+        ends: list[tuple[str, int, int, str | None]] = []
         retires: list[tuple[str, int, str | None]] = []
         for claim, (_, plan) in zip(stored, inserts):
-            ends.extend((old.id, valid_to, at) for old, valid_to, at in plan.end)
+            ends.extend((old.id, valid_to, at, claim.id) for old, valid_to, at in plan.end)
             retires.extend((old.id, at, claim.id) for old, at in plan.retire)
         outcome.ended.extend(store.end_claims(ends))
         outcome.retired.extend(store.retire_claims(retires))
@@ -384,7 +384,7 @@ class Writer:
             if switch <= to_micros(old.valid_from, "valid_from"):
                 outcome.retired.extend(self._store.retire_claims([(old.id, at_belief, by)]))
             elif old_end is None or switch < old_end:
-                outcome.ended.extend(self._store.end_claims([(old.id, switch, at_belief)]))
+                outcome.ended.extend(self._store.end_claims([(old.id, switch, at_belief, by)]))
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         return _receipt(outcome, started)
 

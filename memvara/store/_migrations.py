@@ -7,9 +7,13 @@ a newer one is refused rather than misread.
 
 from __future__ import annotations
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["APPLICATION_ID", "FOLD_FUNCTION", "MIGRATIONS", "SCHEMA_VERSION"]
 
 APPLICATION_ID = 0x4D564152  # "MVAR"
+
+FOLD_FUNCTION = "memvara_entity_key"
+"""A SQL function the store registers while migrating: ``entity_key`` in Python, so a
+step can fold stored text the way new writes do."""
 
 _V1 = (
     # rowid is explicit so the FTS index can mirror it: deleting an FTS row is then an
@@ -155,7 +159,39 @@ _V2 = (
     " s_session, invalidated_at, valid_to)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+# v3: the graph, provenance and consolidation.
+# - ``object_key``: the object's fold, indexed, so a walk can step backwards along an
+#   edge (who works at Acme?) as cheaply as forwards. Learned aliases apply at walk time.
+# - ``ended_by``: the claim whose write ended this one's valid time (``invalidated_by``
+#   already names what retired it); closures keep the earlier one, so ``why()`` at a
+#   belief instant between two closures names the closer believed then. Both are
+#   indexed only where set, for "what did this claim supersede?".
+# - salience: storage strength (``salience_base``, never decays) apart from retrieval
+#   strength (``salience``, decayed by consolidation), and when it was last observed.
+_V3 = (
+    "ALTER TABLE claims ADD COLUMN object_key TEXT",
+    f"UPDATE claims SET object_key = {FOLD_FUNCTION}(object)",
+    "CREATE INDEX claims_object ON claims (object_key)",
+    "ALTER TABLE claims ADD COLUMN ended_by TEXT",
+    "ALTER TABLE claim_closures ADD COLUMN ended_by TEXT",
+    "DROP TRIGGER claims_keep_closure",
+    """
+    CREATE TRIGGER claims_keep_closure BEFORE UPDATE OF valid_to ON claims
+    WHEN old.valid_to IS NOT NULL AND old.valid_to_known_at < new.valid_to_known_at
+    BEGIN
+        INSERT OR REPLACE INTO claim_closures (claim_rowid, known_at, valid_to, ended_by)
+            VALUES (old.rowid, old.valid_to_known_at, old.valid_to, old.ended_by);
+    END
+    """,
+    "CREATE INDEX claims_invalidated_by ON claims (invalidated_by)"
+    " WHERE invalidated_by IS NOT NULL",
+    "CREATE INDEX claims_ended_by ON claims (ended_by) WHERE ended_by IS NOT NULL",
+    "ALTER TABLE claims ADD COLUMN salience_base REAL NOT NULL DEFAULT 1.0",
+    "ALTER TABLE claims ADD COLUMN salience REAL NOT NULL DEFAULT 1.0",
+    "ALTER TABLE claims ADD COLUMN observed_at INTEGER",  # NULL: its recorded_at
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

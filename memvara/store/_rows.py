@@ -119,6 +119,7 @@ def claim_row(
         _json_or_none(list(claim.sources)) if claim.sources else None,
         claim.observations,
         slot,
+        entity_key(claim.object),
     )
 
 
@@ -126,8 +127,8 @@ INSERT_SQL = (
     "INSERT INTO claims (rowid, id, s_tenant, s_user, s_agent, s_session, subject,"
     " subject_key, predicate, object, polarity, valid_from, valid_to, valid_to_known_at,"
     " recorded_at, invalidated_at, invalidated_by, confidence, memory_type, text, extractor,"
-    " meta, sources, observations, vec_slot)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " meta, sources, observations, vec_slot, object_key)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 

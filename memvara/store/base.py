@@ -132,10 +132,10 @@ class Store(Protocol):
         ``ending_after``, only those whose valid time is open or ends after it."""
         ...
 
-    def end_claims(self, ends: Sequence[tuple[str, int, int]]) -> list[Claim]:
-        """For each ``(claim_id, valid_to, at)``, set ``valid_to`` as learned at ``at``
-        (keeping an end learned earlier readable to readers before ``at``); returns the
-        claims as updated, in order."""
+    def end_claims(self, ends: Sequence[tuple[str, int, int, str | None]]) -> list[Claim]:
+        """For each ``(claim_id, valid_to, at, by)``, set ``valid_to`` as learned at ``at``
+        because claim ``by`` (if any) took over (keeping an end learned earlier readable
+        to readers before ``at``); returns the claims as updated, in order."""
         ...
 
     def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:

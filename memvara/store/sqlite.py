@@ -34,11 +34,12 @@ from .._errors import (
     StoreError,
     StoreLockedError,
 )
+from .._entities import entity_key as fold_entity
 from .._model import Claim, Episode, Scope, TimeQuery
 from .._time import from_micros, to_micros
 from ..schema import Cardinality, PredicateSpec, Volatility
 from . import _sql
-from ._migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from ._migrations import APPLICATION_ID, FOLD_FUNCTION, MIGRATIONS, SCHEMA_VERSION
 from ._rows import (
     CLAIM_COLUMNS,
     INSERT_SQL,
@@ -383,6 +384,7 @@ class SQLiteStore:
         if version == SCHEMA_VERSION:
             return
         try:
+            conn.create_function(FOLD_FUNCTION, 1, fold_entity, deterministic=True)
             conn.execute("BEGIN IMMEDIATE")
             for step in MIGRATIONS[version:]:
                 for statement in step:
@@ -672,8 +674,8 @@ class SQLiteStore:
                     found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
-    def end_claims(self, ends: Sequence[tuple[str, int, int]]) -> list[Claim]:
-        """Set each ``(claim_id, valid_to, at)``; see ``Store.end_claims``.
+    def end_claims(self, ends: Sequence[tuple[str, int, int, str | None]]) -> list[Claim]:
+        """Set each ``(claim_id, valid_to, at, by)``; see ``Store.end_claims``.
 
         An end learned earlier is kept in ``claim_closures`` by the ``claims_keep_closure``
         trigger, so a reader between the two closures still sees the end believed then.
@@ -683,12 +685,12 @@ class SQLiteStore:
         with self._writing() as conn:
             return [
                 self._updated(conn.execute(
-                    "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, revised = revised"
-                    " OR (valid_to IS NOT NULL AND valid_to_known_at < ?)"
+                    "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, ended_by = ?,"
+                    " revised = revised OR (valid_to IS NOT NULL AND valid_to_known_at < ?)"
                     f" WHERE rowid = ? AND id = ? RETURNING {CLAIM_COLUMNS}",
-                    (valid_to, at, at, claim_rowid(cid), cid),
+                    (valid_to, at, by, at, claim_rowid(cid), cid),
                 ).fetchone(), cid)
-                for cid, valid_to, at in ends
+                for cid, valid_to, at, by in ends
             ]
 
     def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:
