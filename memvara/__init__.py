@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import typing
 
+from ._async import AsyncMemvara, AsyncScopedMemvara
 from ._entities import entity_key
 from ._errors import (
+    BackgroundWriteError,
     ClaimNotFoundError,
     ClosedError,
     DimensionMismatchError,
@@ -32,6 +34,8 @@ from ._model import (
     Claim,
     Episode,
     Explanation,
+    Path,
+    Provenance,
     Retrieved,
     Scope,
     Skip,
@@ -59,7 +63,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AnthropicLLM",
+    "AsyncMemvara",
+    "AsyncScopedMemvara",
     "BUILTIN_PREDICATES",
+    "BackgroundWriteError",
     "BasicRedactor",
     "Cardinality",
     "Claim",
@@ -82,8 +89,10 @@ __all__ = [
     "NotAStoreError",
     "NullLLM",
     "OpenAILLM",
+    "Path",
     "PredicateRegistry",
     "PredicateSpec",
+    "Provenance",
     "ReadOnlyStoreError",
     "Recorder",
     "Redactor",

@@ -143,6 +143,15 @@ def check_k(value: object) -> int:
     return value
 
 
+def check_int(value: object, argument: str, low: int, high: int) -> int:
+    """An int from ``low`` to ``high`` (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidArgumentError(
+            argument, f"expected an int from {low} to {high:,}, got {value!r:.40}"
+        )
+    return value
+
+
 def check_min_score(value: object) -> float:
     """A score floor: a finite number from 0 to 2 (the most a score can be)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (

@@ -7,6 +7,7 @@
     │   └── InvalidTimeError                      an instant or interval that is not usable
     ├── ClaimNotFoundError (also LookupError)     an id names no claim visible in this scope
     ├── ClosedError                               the object was used after close()
+    ├── BackgroundWriteError                      queued add(wait=False) calls failed
     └── StoreError                                the storage layer failed
         ├── NotAStoreError                        the file is not a memvara store
         ├── SchemaVersionError                    the file was written by a newer memvara
@@ -23,7 +24,10 @@ Backend exceptions (``sqlite3.*``) are translated at the store seam and chained 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
+    "BackgroundWriteError",
     "ClaimNotFoundError",
     "ClosedError",
     "DimensionMismatchError",
@@ -77,6 +81,22 @@ class ClosedError(MemvaraError):
     """The memory (or its store) was used after close()."""
 
     code = "closed"
+
+
+class BackgroundWriteError(MemvaraError):
+    """Calls queued with ``add(..., wait=False)`` failed; ``errors`` holds each one's
+    exception (also in its ``Future``), the first chained as the cause."""
+
+    code = "background_write_failed"
+
+    def __init__(self, errors: Sequence[BaseException]) -> None:
+        self.errors = tuple(errors)
+        first = self.errors[0]
+        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        super().__init__(
+            f"{len(self.errors)} queued write(s) failed; the first:"
+            f" {type(first).__name__}: {first}{more}"
+        )
 
 
 class StoreError(MemvaraError):

@@ -7,22 +7,29 @@ delegates: writes to ``Writer``, reads to the store. It has no SQL and no rankin
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Iterable
+from concurrent.futures import Future
 from datetime import datetime
 from types import TracebackType
+from typing import Literal, overload
 
 from . import _args
 from ._args import UNSET, ScopeArg, resolve_scope, resolve_states, resolve_time
+from ._consolidate import consolidate as consolidate_store
 from ._entities import entity_key
-from ._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
-from ._model import Claim, Retrieved, Scope, TimeQuery, WriteReceipt
+from ._background import QUEUE_SIZE, Background, frozen_turns
+from ._errors import BackgroundWriteError, ClosedError, DimensionMismatchError, InvalidArgumentError
+from ._graph import MAX_DEPTH, Walker
+from ._model import Claim, Path, Provenance, Retrieved, Scope, TimeQuery, WriteReceipt
 from ._recall import EPISODE_HEADER, HISTORY_HEADER
+from ._reembed import fingerprint, reembed_store
 from ._recall import HEADER as RECALL_HEADER
 from ._recall import render as render_recall
 from ._retrieve import Retriever
-from ._time import Clock, system_clock
+from ._time import Clock, system_clock, to_micros
 from ._ingest import Ingest
 from ._writes import Writer, encode_checked
 from .llm import LLM, DegradedExtractionWarning, NullLLM
@@ -53,6 +60,7 @@ class _Core:
         vector_weight: float | None = None,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
+        queue_size: int = QUEUE_SIZE,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -69,7 +77,15 @@ class _Core:
             self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
             resolve_entities=resolve_entities,
         )
+        self.background = Background(queue_size)  # add(wait=False); no thread until used
         self.closed = False
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Encode with ``embedder`` from now on (after ``reembed()`` swapped the vectors)."""
+        self.embedder = embedder
+        self.writer._embedder = embedder
+        self.retriever._embedder = embedder
+        self.ingest.use_embedder(embedder)
 
     def check_open(self) -> None:
         if self.closed:
@@ -107,17 +123,60 @@ class _MemoryAPI:
         return ScopedMemvara(self._core, self._at(tenant, user, agent, session))
 
     # -- writes ---------------------------------------------------------------------
+    @overload
+    def add(
+        self,
+        messages: object,
+        *,
+        role: str = ...,
+        ts: datetime | None = ...,
+        wait: Literal[True] = ...,
+        tenant: ScopeArg = ...,
+        user: ScopeArg = ...,
+        agent: ScopeArg = ...,
+        session: ScopeArg = ...,
+    ) -> WriteReceipt: ...
+
+    @overload
+    def add(
+        self,
+        messages: object,
+        *,
+        role: str = ...,
+        ts: datetime | None = ...,
+        wait: Literal[False],
+        tenant: ScopeArg = ...,
+        user: ScopeArg = ...,
+        agent: ScopeArg = ...,
+        session: ScopeArg = ...,
+    ) -> Future[WriteReceipt]: ...
+
+    @overload
+    def add(
+        self,
+        messages: object,
+        *,
+        role: str = ...,
+        ts: datetime | None = ...,
+        wait: bool,
+        tenant: ScopeArg = ...,
+        user: ScopeArg = ...,
+        agent: ScopeArg = ...,
+        session: ScopeArg = ...,
+    ) -> WriteReceipt | Future[WriteReceipt]: ...
+
     def add(
         self,
         messages: object,
         *,
         role: str = "user",
         ts: datetime | None = None,
+        wait: bool = True,
         tenant: ScopeArg = UNSET,
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
-    ) -> WriteReceipt:
+    ) -> WriteReceipt | Future[WriteReceipt]:
         """Store conversation turns and the facts they state, in one transaction.
 
         Accepts a string, a list of strings, ``Episode`` objects, or OpenAI/mem0-style
@@ -133,17 +192,43 @@ class _MemoryAPI:
                 ``system`` or ``tool``).
             ts: when the turns were said (default: now); a claim read from a turn is
                 valid from then.
+            wait: ``False`` queues the call and returns at once (see ``flush()``). The
+                arguments are checked and copied now, and a turn without ``ts`` is dated
+                now; the call runs later on this memory's background thread, in queue
+                order, and a full queue (``queue_size``) blocks here until there is
+                room. Reads and synchronous writes do not wait for the queue.
 
         Returns:
             A ``WriteReceipt``: claims added, reinforced and closed; turns skipped, with
-            reasons; turns left unextracted; model calls made.
+            reasons; turns left unextracted; model calls made. With ``wait=False``, a
+            ``concurrent.futures.Future`` of it, which also carries the call's error.
 
         Raises:
             InvalidArgumentError: bad messages, role or timestamp; nothing is written.
             LLMError: the model failed; nothing is written, so the call can be retried.
         """
         scope = self._at(tenant, user, agent, session)
-        return self._core.ingest.add(messages, role, ts, scope)
+        if wait is True:
+            return self._core.ingest.add(messages, role, ts, scope)
+        if wait is not False:
+            raise InvalidArgumentError("wait", f"must be True or False, got {wait!r:.40}")
+        turns = frozen_turns(messages, role, ts, self._core.clock())
+        return self._core.background.submit(
+            functools.partial(self._core.ingest.add, turns, role, None, scope)
+        )
+
+    def flush(self) -> None:
+        """Block until every ``add(..., wait=False)`` queued so far has committed.
+
+        Reads never flush on their own: a read sees a queued turn once its add has
+        committed, so flush first to read your own queued writes.
+
+        Raises:
+            BackgroundWriteError: queued adds failed since the last flush (each one's
+                ``Future`` holds its exception too); the others committed.
+        """
+        self._core.check_open()
+        self._core.background.flush()
 
     def remember(
         self,
@@ -360,6 +445,40 @@ class _MemoryAPI:
         """``purge()`` plus the persisted predicate schema (``predicates`` in the counts)."""
         counts = self.purge(tenant=tenant, user=user, agent=agent, session=session)
         counts["predicates"] = self._core.store.clear_predicates()
+        return counts
+
+    def consolidate(
+        self,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> dict[str, int]:
+        """Maintain this scope's claims and those of every scope beneath it: run it on a
+        schedule, off the write path.
+
+        Retrieval strength decays toward a floor with the time since each claim was
+        last observed (slower for claims observed more, and at well-spaced intervals);
+        near-duplicate claims of one slot merge into the oldest, which takes their
+        sources and observation counts while they are retired (kept in ``history()``);
+        episodic claims observed five times or more become semantic. Idempotent: a
+        second run at the same instant changes nothing. It commits every 500 rows or
+        so, so writers are never locked out for the whole sweep.
+
+        Returns:
+            How many claims changed: ``decayed``, ``merged`` (retired into a survivor)
+            and ``promoted``.
+
+        Raises:
+            StoreError: a window failed; that window is rolled back, earlier ones stay,
+                and running it again completes the sweep.
+        """
+        scope = self._at(tenant, user, agent, session)
+        self._core.writer.embed_missing()  # near-duplicates are found by vector, too
+        counts = consolidate_store(self._core.store, scope, self._core.writer.now())
+        if self._core.recorder is not None:  # at zero too: "nothing merged" != "never ran"
+            self._core.recorder.record("consolidate.merged", counts["merged"])
         return counts
 
     # -- reads ------------------------------------------------------------------------
@@ -615,6 +734,191 @@ class _MemoryAPI:
             owner, store.aliases(owner), self._core.writer.now(), dry_run=dry_run
         )
 
+    # -- provenance -------------------------------------------------------------------
+    def why(
+        self,
+        claim_id: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> Provenance | None:
+        """Where a claim came from and what became of it: its source turns, what it
+        superseded, what closed it, and its extractor.
+
+        Any state counts (an audit read): ``known_at`` answers as believed then (``None``
+        if the claim was not yet recorded), and ``valid_at``, when given, requires the
+        claim to have been in force then. ``None`` also for an unknown id or one this
+        scope cannot see. Turns recorded after ``known_at`` are left out.
+        """
+        scope = self._at(tenant, user, agent, session)
+        claim_id = _args.check_claim_id(claim_id)
+        tq = resolve_time(
+            valid_at, known_at, as_of, self._core.writer.now(), valid_default_now=False
+        )
+        store = self._core.store
+        with store.snapshot():
+            found = store.claim_at(claim_id, scope, tq)
+            if found is None:
+                return None
+            claim, ended_by = found
+            closer_id = claim.invalidated_by or ended_by
+            closer = None if closer_id is None else store.claim_at(
+                closer_id, scope, TimeQuery(known_at=tq.known_at, valid_at=None)
+            )
+            episodes = [store.get_episode(source, scope) for source in claim.sources]
+            return Provenance(
+                claim=claim,
+                episodes=tuple(
+                    e for e in episodes if e is not None and e.recorded_at is not None
+                    and to_micros(e.recorded_at, "recorded_at") <= tq.known_at
+                ),
+                superseded=tuple(store.superseded_by(claim_id, scope, tq)),
+                closed_by=None if closer is None else closer[0],
+            )
+
+    def produced(
+        self,
+        episode_id: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Claim]:
+        """The claims derived from one turn (``why()`` backwards), oldest first, in any
+        state, as believed at ``known_at`` and in force at ``valid_at`` when given.
+        Empty for an unknown turn or one this scope cannot see."""
+        scope = self._at(tenant, user, agent, session)
+        episode_id = _args.check_text(episode_id, "episode_id")
+        tq = resolve_time(
+            valid_at, known_at, as_of, self._core.writer.now(), valid_default_now=False
+        )
+        store = self._core.store
+        with store.snapshot():
+            if store.get_episode(episode_id, scope) is None:
+                return []
+            return store.claims_citing(episode_id, scope, tq)
+
+    # -- the graph ----------------------------------------------------------------------
+    def _walkable(self, predicates: object) -> list[str]:
+        """Canonical names for a walk's relation filter: each one registered, or used by
+        some stored claim (a relation nobody ever wrote is a typo, not an empty walk)."""
+        if isinstance(predicates, str) or not isinstance(predicates, Iterable):
+            raise InvalidArgumentError("predicates", "expected a list of predicate names")
+        registry, store = self._core.registry, self._core.store
+        names: list[str] = []
+        unknown: list[str] = []
+        for item in predicates:
+            try:
+                name = registry.canonical(item)
+            except InvalidArgumentError:
+                name = ""
+            if name and (registry.is_known(name) or store.predicate_in_use(name)):
+                names.append(name)
+            else:
+                unknown.append(repr(item)[:40])
+        if not names or unknown:
+            raise InvalidArgumentError(
+                "predicates", f"expected known predicate names; unknown: {unknown or 'none given'}"
+            )
+        return names
+
+
+    def neighborhood(
+        self,
+        entity: str,
+        *,
+        depth: int = 2,
+        k: int = 10,
+        min_hops: int = 1,
+        predicates: Iterable[str] | None = None,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        min_score: float = 0.0,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Path]:
+        """The best ``k`` paths out of ``entity``, of ``min_hops`` to ``depth`` hops.
+
+        Every hop reads live claims at one pinned instant (default now) and never walks
+        a negative claim; ``predicates`` limits which relations are walked. An unknown
+        entity has no neighbourhood (an empty list).
+        """
+        scope = self._at(tenant, user, agent, session)
+        label = _args.check_text(entity, "entity")
+        depth = _args.check_int(depth, "depth", 1, MAX_DEPTH)
+        k = _args.check_k(k)
+        min_hops = _args.check_int(min_hops, "min_hops", 1, depth)
+        floor = _args.check_min_score(min_score)
+        walker = self._walker(scope, predicates, valid_at, known_at, as_of)
+        with self._core.store.snapshot():
+            paths = walker.neighborhood(walker.node(entity_key(label)), depth, min_hops)
+        return [p for p in paths if p.score >= floor][:k]
+
+    def paths_between(
+        self,
+        source: str,
+        target: str,
+        *,
+        depth: int = 3,
+        k: int = 3,
+        predicates: Iterable[str] | None = None,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        min_score: float = 0.0,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Path]:
+        """The best ``k`` chains of at most ``depth`` claims joining two entities, every
+        hop read at one pinned instant (default now).
+
+        Two names of one entity (same fold, or a learned alias) are joined by one path
+        with no claims. An unknown entity joins nothing (an empty list).
+        """
+        scope = self._at(tenant, user, agent, session)
+        source_label = _args.check_text(source, "source")
+        target_label = _args.check_text(target, "target")
+        depth = _args.check_int(depth, "depth", 1, MAX_DEPTH)
+        k = _args.check_k(k)
+        floor = _args.check_min_score(min_score)
+        walker = self._walker(scope, predicates, valid_at, known_at, as_of)
+        start, end = walker.node(entity_key(source_label)), walker.node(entity_key(target_label))
+        if start == end:
+            same = Path((), (start,), (source_label,), (), 1.0)
+            return [same] if same.score >= floor else []
+        with self._core.store.snapshot():
+            paths = walker.paths_between(start, end, depth)
+        return [p for p in paths if p.score >= floor][:k]
+
+    def _walker(
+        self,
+        scope: Scope,
+        predicates: Iterable[str] | None,
+        valid_at: datetime | None,
+        known_at: datetime | None,
+        as_of: datetime | None,
+    ) -> Walker:
+        """A walker pinned to one instant, with the owner's aliases and the relations
+        to walk."""
+        names = None if predicates is None else self._walkable(predicates)
+        tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
+        aliases = self._core.store.aliases(Scope(scope.tenant, scope.user))
+        return Walker(self._core.store, scope, tq, aliases, names)
+
     def stats(
         self,
         *,
@@ -690,11 +994,17 @@ class Memvara(_MemoryAPI):
             loaded where this registry does not declare the name itself.
         tenant, user, agent, session: the default scope.
         clock: a zero-argument callable returning "now" (inject one in tests).
+        queue_size: how many ``add(..., wait=False)`` calls may wait for the background
+            thread before the next one blocks (1 to 1,000,000; default 256).
+        reembed: if the store's vectors were not made by this embedder (another width,
+            or another model by its fingerprint, or made before any was recorded),
+            re-encode them all on open instead of refusing (see ``reembed()``).
 
     Raises:
         InvalidArgumentError: a bad argument.
         StoreError: the store cannot be opened (not a store, too new, unreadable).
-        DimensionMismatchError: the embedder's width differs from the store's vectors.
+        DimensionMismatchError: the embedder's width differs from the store's vectors
+            (and ``reembed`` is false).
     """
 
     def __init__(
@@ -716,6 +1026,8 @@ class Memvara(_MemoryAPI):
         agent: str | None = None,
         session: str | None = None,
         clock: Clock | None = None,
+        queue_size: int = QUEUE_SIZE,
+        reembed: bool = False,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {path!r:.60}")
@@ -752,6 +1064,7 @@ class Memvara(_MemoryAPI):
         if isinstance(read_rerank_top_n, bool) or not isinstance(read_rerank_top_n, int) \
                 or not 1 <= read_rerank_top_n <= 1000:
             raise InvalidArgumentError("read_rerank_top_n", f"expected an int from 1 to 1000, got {read_rerank_top_n!r:.40}")
+        _args.check_int(queue_size, "queue_size", 1, 1_000_000)
         if vector_weight is not None and (
             isinstance(vector_weight, bool) or not isinstance(vector_weight, (int, float))
             or not 0.0 <= vector_weight <= 10.0
@@ -765,6 +1078,10 @@ class Memvara(_MemoryAPI):
         registry = PredicateRegistry() if registry is None else registry
         store = SQLiteStore(path) if store is None else store
         try:
+            if not isinstance(reembed, bool):
+                raise InvalidArgumentError("reembed", f"expected True or False, got {reembed!r:.40}")
+            if reembed and store.embedder_label != fingerprint(embedder):
+                reembed_store(store, embedder)
             if store.dim is not None and store.dim != embedder.dim:
                 raise DimensionMismatchError(
                     f"the store holds {store.dim}-d vectors but the embedder makes"
@@ -777,7 +1094,7 @@ class Memvara(_MemoryAPI):
         self._core = _Core(
             store, registry, embedder, clock or system_clock, llm, redactor, telemetry,
             resolve_entities, None if vector_weight is None else float(vector_weight),
-            read_reranker, read_rerank_top_n,
+            read_reranker, read_rerank_top_n, queue_size,
         )
         self._scope = scope
 
@@ -796,11 +1113,46 @@ class Memvara(_MemoryAPI):
         """The embedder every write uses."""
         return self._core.embedder
 
+    def reembed(self, embedder: Embedder | None = None) -> int:
+        """Encode every claim and turn in the store again, with ``embedder`` (default:
+        this memory's), replace all their vectors at once, and use that embedder from
+        now on; how many rows were encoded.
+
+        For a model change: the new vectors may have another width. Encoding runs with no
+        transaction open and searches keep using the old vectors until the swap; rows
+        written meanwhile are embedded again by the next write. Queued
+        ``add(..., wait=False)`` calls are applied first. Another process with the store
+        open switches to the new vectors at its next write, but keeps encoding with its
+        own embedder: re-embed when every process moves to the new model.
+
+        Raises:
+            InvalidArgumentError: ``embedder`` is not an embedder, or returns bad vectors.
+        """
+        self._core.check_open()
+        if embedder is None:
+            embedder = self._core.embedder
+        if not isinstance(embedder, Embedder):
+            raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
+        encode_checked(embedder, ["memvara"])  # a broken embedder fails before any work
+        self.flush()
+        done = reembed_store(self._core.store, embedder)
+        self._core.use_embedder(embedder)
+        return done
+
     def close(self) -> None:
-        """Close the store. Idempotent; any later call on this memory raises ``ClosedError``."""
+        """Apply every queued ``add(..., wait=False)``, then close the store. Idempotent;
+        any later call on this memory raises ``ClosedError``.
+
+        Raises:
+            BackgroundWriteError: queued adds failed that no ``flush()`` reported; the
+                store is closed all the same.
+        """
         if not self._core.closed:
+            failures = self._core.background.close()
             self._core.closed = True
             self._core.store.close()
+            if failures:
+                raise BackgroundWriteError(failures) from failures[0]
 
     def __enter__(self) -> Memvara:
         return self
@@ -811,7 +1163,13 @@ class Memvara(_MemoryAPI):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        try:
+            self.close()
+        except BackgroundWriteError:
+            if exc is None:
+                raise
+            # The block's own exception is the one to see; each failed queued add
+            # still holds its error in its Future.
 
     def __repr__(self) -> str:
         state = "closed" if self._core.closed else "open"

@@ -19,6 +19,7 @@ transaction, all or nothing.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -90,6 +91,7 @@ class Ingest:
         # a read of the sidecar: seeded from the store the first time a scope is seen,
         # then kept current by this process's own adds (least recently used dropped).
         self._recent: OrderedDict[Scope, npt.NDArray[np.float32]] = OrderedDict()
+        self._recent_lock = threading.Lock()  # a background worker adds beside the caller
 
     def add(
         self, messages: object, role: str, ts: datetime | None, scope: Scope
@@ -197,21 +199,31 @@ class Ingest:
                 keep.append(i)
         return [turns[i] for i in keep], vectors[keep]
 
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Encode with ``embedder`` from now on; the cached turn vectors were another's."""
+        self._embedder = embedder
+        with self._recent_lock:
+            self._recent.clear()
+
     def _remember_recent(self, scope: Scope, stored: npt.NDArray[np.float32]) -> None:
         """After a commit: the stored turns join the scope's recent ones."""
         recent = self._recent_vectors(scope)
         both = np.concatenate([recent, stored]) if recent.shape[1:] == stored.shape[1:] else stored
-        self._recent[scope] = both[-RECENT_TURNS:]
+        with self._recent_lock:
+            self._recent[scope] = both[-RECENT_TURNS:]  # _recent_vectors made room for it
+            self._recent.move_to_end(scope)
 
     def _recent_vectors(self, scope: Scope) -> npt.NDArray[np.float32]:
-        recent = self._recent.get(scope)
-        if recent is None:
-            recent = self._store.recent_episode_vectors(scope, RECENT_TURNS)[::-1]
+        with self._recent_lock:
+            recent = self._recent.get(scope)
+            if recent is not None:
+                self._recent.move_to_end(scope)
+                return recent
+        recent = self._store.recent_episode_vectors(scope, RECENT_TURNS)[::-1]
+        with self._recent_lock:
             self._recent[scope] = recent
-            if len(self._recent) > RECENT_SCOPES:
+            while len(self._recent) > RECENT_SCOPES:
                 self._recent.popitem(last=False)
-        else:
-            self._recent.move_to_end(scope)
         return recent
 
     def _rule_claim(self, found: _rules.RuleClaim, episode: Episode, scope: Scope, now: int) -> Claim:

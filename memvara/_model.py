@@ -19,6 +19,8 @@ __all__ = [
     "Claim",
     "Episode",
     "Explanation",
+    "Path",
+    "Provenance",
     "Retrieved",
     "Scope",
     "Skip",
@@ -121,6 +123,9 @@ class Claim:
     id: str = ""
     valid_to_known_at: datetime | None = None
     observations: int = 1
+    salience: float = 1.0
+    """Retrieval strength, from the floor up to 1.0, as ``consolidate()`` last left it
+    (a re-observation resets it to 1.0); search ranks by it."""
 
     def __hash__(self) -> int:
         return hash((self.id, self.subject, self.predicate, self.object, self.recorded_at))
@@ -260,3 +265,65 @@ class Retrieved:
         """The claim's or the episode's id."""
         item = self.claim if self.claim is not None else self.episode
         return item.id if item is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a claim came from and what became of it, as believed at one instant
+    (``why()``'s answer)."""
+
+    claim: Claim
+    episodes: tuple[Episode, ...]
+    """The source turns still on record and visible here, in the order cited."""
+    superseded: tuple[Claim, ...]
+    """The claims this one closed: retired in its favour, or ended where it began."""
+    closed_by: Claim | None
+    """The claim that retired or ended this one, if any (``None`` for a plain
+    ``delete()``/``forget()``, or a closer this scope cannot see)."""
+
+    @property
+    def extractor(self) -> str:
+        """What produced the claim and its version (``"rules:v1"``, ``"llm"``, ``""``
+        for a direct ``remember()``)."""
+        return self.claim.extractor
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every source the claim cites, episodes or not, as recorded."""
+        return self.claim.sources
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A chain of claims linking entities, every hop read at one pinned instant.
+
+    ``nodes`` are folded entity keys (two spellings of one entity are one node);
+    ``labels`` are the names as the claims store them; ``forward[i]`` says whether hop
+    ``i`` was walked from the claim's subject to its object. A path with no claims
+    joins two names of one entity.
+    """
+
+    claims: tuple[Claim, ...]
+    nodes: tuple[str, ...]
+    labels: tuple[str, ...]
+    forward: tuple[bool, ...]
+    score: float
+
+    @property
+    def hops(self) -> int:
+        """How many claims the path walks."""
+        return len(self.claims)
+
+    def render(self) -> str:
+        """``alice -reports_to-> Dana -works_at-> Kovac Labs``; a hop walked against the
+        claim's direction reads ``Kovac Labs <-works_at- dana``."""
+        parts = [_one_line(self.labels[0])]
+        for claim, label, forward in zip(self.claims, self.labels[1:], self.forward):
+            arrow = f"-{claim.predicate}->" if forward else f"<-{claim.predicate}-"
+            parts += [arrow, _one_line(label)]
+        return " ".join(parts)
+
+
+def _one_line(text: str) -> str:
+    """A label on one line: a stored name cannot break a rendered path in two."""
+    return " ".join(text.split())

@@ -321,9 +321,10 @@ class Writer:
         store = self._store
         for i, plan in batch:
             if plan.reinforce is not None:
-                outcome.reinforced.append(
-                    store.reinforce_claim(plan.reinforce.id, claims[i].sources)
-                )
+                outcome.reinforced.append(store.reinforce_claim(
+                    plan.reinforce.id, claims[i].sources,
+                    to_micros(claims[i].recorded_at, "recorded_at"),
+                ))
         inserts = [(i, plan) for i, plan in batch if plan.reinforce is None]
         if not inserts:
             return

@@ -175,7 +175,7 @@ def test_bad_messages_are_refused_and_nothing_is_written(
 ) -> None:
     quiet_mem.add("I live in Berlin")
     with pytest.raises(InvalidArgumentError) as caught:
-        quiet_mem.add(messages, **kwargs)  # type: ignore[arg-type]
+        quiet_mem.add(messages, **kwargs)  # type: ignore[call-overload]
     assert caught.value.argument == argument
     assert quiet_mem.stats()["episodes"] == 1 and quiet_mem.count() == 1
 

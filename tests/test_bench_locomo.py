@@ -161,7 +161,7 @@ def test_run_scores_categories_1_to_4_and_maps_turns_exactly(data: Path) -> None
         assert all(set(ids) <= conv.dia_ids for ids in q["retrieved"])  # type: ignore[attr-defined]
     rows, text = locomo.report(result, config)
     assert rows[-1].category == "all" and rows[-1].n == 5
-    assert "| category | n | R@1 | R@5 | R@12 | MRR | all@12 | chance@12 |" in text
+    assert "| category | n | R@1 | R@5 | R@12 | MRR | all@12 | hit@12 | chance@12 |" in text
 
 
 def test_budget_cuts_questions_and_skips_conversations(data: Path) -> None:
@@ -180,7 +180,7 @@ def test_end_to_end_in_a_subprocess(data: Path, tmp_path: Path) -> None:
     )
     assert time.perf_counter() - started < 10
     lines = proc.stdout.splitlines()
-    assert "| category | n | R@1 | R@5 | R@12 | R@20 | MRR | all@12 | chance@12 |" in lines
+    assert "| category | n | R@1 | R@5 | R@12 | R@20 | MRR | all@12 | hit@12 | chance@12 |" in lines
     assert any(line.startswith("| all | 5 |") for line in lines)
     assert any(line.startswith("query: 5 searches, p50") for line in lines)
     assert "locomo [" in proc.stderr and "5/5" in proc.stderr  # the progress line

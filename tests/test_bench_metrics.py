@@ -121,7 +121,7 @@ def test_tables_show_measured_and_chance() -> None:
     rows = _metrics.aggregate([score("x", {"a": "A"}, ["A"], 4, ks=(1, 12))], (1, 12))
     text = _metrics.format_tables(rows, (1, 12), 12)
     measured, chance = text.split("\n\n")
-    assert measured.splitlines()[0] == "| category | n | R@1 | R@12 | MRR | all@12 | chance@12 |"
+    assert measured.splitlines()[0] == "| category | n | R@1 | R@12 | MRR | all@12 | hit@12 | chance@12 |"
     assert "| x | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |" in measured
     assert chance.splitlines()[0].startswith("| chance: category | n | R@1 |")
     assert "| x | 1 | 25.0 | 100.0 |" in chance
@@ -218,3 +218,11 @@ def test_claims_are_dropped_held_or_credited_to_their_sources(ledger: TurnLedger
     assert "I love tech." in sourced and None not in sourced
     assert len(sourced) == len(set(sourced))
     ledger.mem.close()
+
+
+def test_hit_counts_a_question_once_any_evidence_turn_is_found() -> None:
+    s = _metrics.score("single-hop", {"D1:1": "e1", "D1:2": "e2"}, ["x", "e2", "y"], candidates=10,
+              ks=(1, 2))
+    assert s.recall == {1: 0.0, 2: 0.5} and s.hit == {1: 0.0, 2: 1.0}
+    assert s.chance_hit[1] == pytest.approx(0.2)  # 2 evidence units among 10, k=1
+    assert _metrics.chance_hit(10, 2, 10) == 1.0 and _metrics.chance_hit(0, 2, 5) == 0.0

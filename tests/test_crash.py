@@ -89,12 +89,14 @@ class Acknowledged:
     erased: set[str] = field(default_factory=set)
     next_index: int = 1
     committed: set[str] = field(default_factory=set)  # ids found in the store so far
+    last_added: str | None = None  # this round's latest add: what an erase would take
 
     def record(self, line: str) -> None:
         kind, *rest = line.split()
         if kind == "add":
             self.objects[rest[1]] = f"place {rest[0]}"
             self.next_index = int(rest[0]) + 1
+            self.last_added = rest[1]
         elif kind == "bulk":
             for j, claim_id in enumerate(rest[1:]):
                 self.objects[claim_id] = f"item {rest[0]}-{j}"
@@ -116,6 +118,7 @@ def run_and_kill(path: str, acked: Acknowledged, lines: int) -> None:
     """Start a writer, read ``lines`` acknowledgements after ``ready``, SIGKILL it."""
     import_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": import_path}
+    acked.last_added = None  # a new writer starts with no claim to delete or erase
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, path, str(acked.next_index)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -152,8 +155,12 @@ def check_store(path: str, acked: Acknowledged) -> None:
         assert isinstance(store, SQLiteStore)
         assert store.integrity_problems() == []
 
+        step = acked.next_index  # the call in flight when the signal landed
+        erasing = step % 41 != 0 and step % 11 != 0 and step % 17 == 0
         for claim_id, obj in acked.objects.items():
             claim = mem.get(claim_id)
+            if claim is None and erasing and claim_id == acked.last_added:
+                acked.erased.add(claim_id)  # that erase committed; its line never came
             if claim_id in acked.erased:
                 assert claim is None, f"erased {claim_id} came back"
                 continue

@@ -17,7 +17,10 @@ an unknown user), each kind of read is compared with it:
 * ``recall()`` rendering the token of every visible live claim (and turn, and ended
   value with ``include_history=True``) and no other token, never a retired one;
 * ``history()`` of two slots, and of an entity through an alias its owner learned;
-* ``get(id)`` of claims of every scope; ``stats()``;
+* ``get(id)`` and ``why(id)`` of claims of every scope (and every row ``why()`` names);
+  ``produced()`` of turns of every scope; ``stats()``;
+* ``neighborhood()`` of the subject every scope writes about (and of an alias), and
+  ``paths_between()`` it and claims of random scopes: exactly the visible live edges;
 * ``delete()``, ``erase()`` and ``supersede()`` of a claim of a sibling session, a sibling
   agent, another user, another tenant or a narrower scope: ``False``, ``False`` and
   ``ClaimNotFoundError``, with the store unchanged.
@@ -288,6 +291,41 @@ def check_reader(world: World, reader: Key, rng: random.Random) -> None:
         row = rng.choice(rows)
         world.expect((at.get(row.id) is not None) == visible(reader, scope),
                      f"get() from {who} of {row.token} ({relation(reader, scope)})")
+
+    for scope, rows in by_scope.items():  # provenance of one claim of every scope
+        row = rng.choice(rows)
+        prov = at.why(row.id)
+        world.expect((prov is not None) == visible(reader, scope),
+                     f"why() from {who} of {row.token} ({relation(reader, scope)})")
+        if prov is not None:
+            named = [e.id for e in prov.episodes] + [c.id for c in prov.superseded] + (
+                [] if prov.closed_by is None else [prov.closed_by.id])
+            world.expect(all(visible(reader, world.rows[i].scope) for i in named),
+                         f"why() from {who} of {row.token} named a row it cannot see")
+    for turn in (r for r in world.rows.values() if r.kind == "turn" and r.token.endswith("x0q")):
+        made = at.produced(turn.id)
+        derived = f"m{turn.token[1:-3]}x4q"  # the claim the scripted model read from it
+        still_there = any(r.token == derived for r in world.claims())
+        world.expect(bool(made) == (visible(reader, turn.scope) and still_there),
+                     f"produced() from {who} of {turn.token} ({relation(reader, turn.scope)})")
+        world.expect(all(visible(reader, world.rows[c.id].scope) for c in made),
+                     f"produced() from {who} of {turn.token} returned a row it cannot see")
+
+    # The graph: "user" is the hub of every scope's claims, so one walk meets them all.
+    walked = {c.id for p in at.neighborhood("user", depth=2, k=1000) for c in p.claims}
+    leaks(walked, {r.id for r in world.claims() if r.id in live and r.subject == "user"},
+          "neighborhood('user')")
+    walked = {c.id for p in at.neighborhood("Big Blue", k=1000) for c in p.claims}
+    leaks(walked, {r.id for r in world.claims() if r.id in live and r.subject == "IBM"
+                   and owner_has_alias}, "neighborhood('Big Blue')")
+    claims = list(world.claims())
+    for row in rng.sample(claims, min(6, len(claims))):
+        if row.subject != "user":
+            continue
+        joined = at.paths_between("user", f"marker {row.token}", k=5)
+        world.expect(bool(joined) == (row.id in live),
+                     f"paths_between() from {who} to {row.token} ({row.state},"
+                     f" {relation(reader, row.scope)})")
 
     # A claim of each kind of scope the reader may not see: no retiring, no erasing.
     targets: dict[str, Row] = {}

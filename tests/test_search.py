@@ -12,6 +12,8 @@ import numpy.typing as npt
 import pytest
 
 from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara
+from memvara._model import TimeQuery
+from memvara._time import to_micros
 from memvara.store._fts import match_any
 
 from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM
@@ -216,3 +218,40 @@ def test_with_a_lexical_embedder_bm25_decides_and_vectors_only_break_ties(mem: M
     found = mem.search("tea", k=3)
     assert [r.explain.bm25_rank is not None for r in found] == [True, True, False]
     assert found[-1].text == "user likes teapots"
+
+
+# -- a turn lends part of its score to the turns around it --------------------------------
+def test_a_reply_without_the_question_s_words_is_found_through_its_neighbour(
+    clock: Clock,
+) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add([Episode("Melanie: guess what we did at the weekend", role="user"),
+                 Episode("Caroline: how did the pottery class go on Friday?", role="user"),
+                 Episode("Melanie: we were awestruck and humbled, honestly", role="user"),
+                 Episode("Caroline: that sounds lovely", role="user")])
+        for i in range(30):  # spelled like the query (the vectors' favourites), no shared word
+            mem.add(Episode(f"Melanie: potters {i} love classic classy pottage", role="user"))
+        found = _texts(mem, "pottery class", k=3, include_episodes=True)
+        assert found[0] == "Caroline: how did the pottery class go on Friday?"
+        # the turns on either side share no word with the query; two turns away, no lending
+        assert set(found[1:]) == {"Melanie: we were awestruck and humbled, honestly",
+                                  "Melanie: guess what we did at the weekend"}
+
+
+def test_a_neighbour_comes_only_from_the_turn_s_own_scope_and_time(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add(Episode("the pottery class was on Friday"), user="u1")
+        mem.add(Episode("a secret of another user"), user="u2")  # next rowid, other scope
+        said = clock.now
+        clock.advance(days=1)
+        mem.add(Episode("we were awestruck"), user="u1")  # u1's next turn, a day later
+        assert "a secret of another user" not in _texts(
+            mem, "pottery class", k=10, include_episodes=True, user="u1")
+        at_the_time = _texts(mem, "pottery class", k=10, include_episodes=True, user="u1",
+                             as_of=said)
+        assert at_the_time == ["the pottery class was on Friday"]
+        assert "we were awestruck" in _texts(
+            mem, "pottery class", k=10, include_episodes=True, user="u1")
+        neighbours = mem.store.episode_neighbours(
+            TimeQuery(known_at=to_micros(said, "t"), valid_at=None), ["e-unknown"])
+        assert neighbours == {}

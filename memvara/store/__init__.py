@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._model import STATES, TimeQuery
-from .base import Store
+from .base import RankFields, Store
 from .sqlite import SQLiteStore
 
-__all__ = ["SQLiteStore", "STATES", "Store", "TimeQuery"]
+__all__ = ["RankFields", "SQLiteStore", "STATES", "Store", "TimeQuery"]

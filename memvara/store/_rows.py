@@ -32,7 +32,8 @@ __all__ = [
 CLAIM_COLUMNS = (
     "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
     " valid_from, valid_to, valid_to_known_at, recorded_at, invalidated_at, invalidated_by,"
-    " confidence, memory_type, text, extractor, meta, sources, observations, vec_slot"
+    " confidence, memory_type, text, extractor, meta, sources, observations, vec_slot,"
+    " salience"
 )
 
 Row = Sequence[Any]
@@ -142,7 +143,7 @@ def decode_claim(row: Row, known_at: int | None) -> Claim:
     """
     (_, cid, tenant, user, agent, session, subject, predicate, obj, polarity, valid_from,
      valid_to, valid_known, recorded, invalidated, invalidated_by, confidence, memory_type,
-     text, extractor, meta, sources, observations) = row[:23]
+     text, extractor, meta, sources, observations, _, salience) = row[:25]
     if known_at is not None:
         valid_to, valid_known = row[-2], row[-1]
         if invalidated is not None and invalidated > known_at:
@@ -167,6 +168,7 @@ def decode_claim(row: Row, known_at: int | None) -> Claim:
         cid,
         None if valid_known is None else from_micros(valid_known),
         observations,
+        salience,
     )
 
 
@@ -177,4 +179,5 @@ def with_id(claim: Claim, claim_id: str) -> Claim:
         claim.recorded_at, claim.invalidated_at, claim.invalidated_by, claim.polarity,
         claim.confidence, claim.memory_type, claim.sources, claim.text, claim.extractor,
         claim.meta, claim.scope, claim_id, claim.valid_to_known_at, claim.observations,
+        claim.salience,
     )

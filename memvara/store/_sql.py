@@ -16,6 +16,7 @@ from .._model import STATES, Scope, TimeQuery
 
 __all__ = [
     "SCOPE_COLUMNS",
+    "effective_closer",
     "effective_end",
     "effective_end_known",
     "in_force",
@@ -100,6 +101,20 @@ def effective_end_known(known_at: int, alias: str = "") -> Fragment:
         f"(CASE WHEN {alias}valid_to_known_at <= ? THEN {alias}valid_to_known_at"
         f" WHEN {alias}revised THEN (SELECT max(cc.known_at) FROM claim_closures cc"
         f" WHERE cc.claim_rowid = {table}.rowid AND cc.known_at <= ?) END)",
+        [known_at, known_at],
+    )
+
+
+def effective_closer(known_at: int, alias: str = "") -> Fragment:
+    """The claim whose write set the end ``effective_end`` picks (NULL: none known, or
+    an end written without one), read the same way: the current closer once its end was
+    learned, else the closer of the latest earlier end kept in ``claim_closures``."""
+    table = alias.rstrip(".") or "claims"
+    return (
+        f"(CASE WHEN {alias}valid_to_known_at <= ? THEN {alias}ended_by"
+        f" WHEN {alias}revised THEN (SELECT cc.ended_by FROM claim_closures cc"
+        f" WHERE cc.claim_rowid = {table}.rowid AND cc.known_at <= ?"
+        f" ORDER BY cc.known_at DESC LIMIT 1) END)",
         [known_at, known_at],
     )
 

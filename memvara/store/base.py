@@ -36,9 +36,10 @@ backend keeps it (rows, text indexes, vectors, logs) before returning.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -46,7 +47,61 @@ import numpy.typing as npt
 from .._model import STATES, Claim, Episode, Scope, TimeQuery
 from ..schema import PredicateSpec
 
-__all__ = ["STATES", "Store", "TimeQuery"]
+__all__ = ["STATES", "RankFields", "Store", "SweepWindow", "TimeQuery"]
+
+
+class RankFields(NamedTuple):
+    """What ``search()`` reads of a claim to rank it, without building the ``Claim``.
+
+    A store may offer ``rank_fields(claim_ids) -> dict[str, RankFields]`` (``SQLiteStore``
+    does), giving these fields as ``claims_at`` would (``valid_from`` in microseconds,
+    like every instant at this seam); search then builds whole claims only for the
+    results it returns. It is optional: without it, search ranks the candidates from
+    ``claims_at``.
+    """
+
+    text: str
+    predicate: str
+    valid_from: int | None
+    confidence: float
+    observations: int
+    salience: float
+
+
+@dataclass(frozen=True, slots=True)
+class SweepWindow:
+    """One window of still-believed claims handed to consolidation, column by column
+    (a row object per claim would cost more than the sweep's arithmetic).
+
+    Rows of one slot (``slots[i]``: tenant, user, agent, session, subject key,
+    predicate) are adjacent and never split across windows. Instants are integer
+    microseconds; an open ``valid_to`` is ``2**63 - 1``. ``storage`` is the storage
+    strength (never decays), ``retrieval`` the retrieval strength as last stored, and
+    ``observed_at`` the last observation (the claim's ``recorded_at`` until a
+    re-observation). ``vectors`` has a zero row where ``has_vector`` is false (and no
+    columns while the store holds no vector at all).
+    ``next`` is what to pass as ``after`` for the following window; ``None`` after the
+    last one.
+    """
+
+    ids: tuple[str, ...]
+    rowids: npt.NDArray[np.int64]
+    slots: tuple[tuple[str, ...], ...]
+    polarity: npt.NDArray[np.int64]
+    object_keys: tuple[str, ...]
+    valid_from: npt.NDArray[np.int64]
+    valid_to: npt.NDArray[np.int64]
+    memory_types: tuple[str, ...]
+    observations: npt.NDArray[np.int64]
+    storage: npt.NDArray[np.float64]
+    retrieval: npt.NDArray[np.float64]
+    observed_at: npt.NDArray[np.int64]
+    vectors: npt.NDArray[np.float32]
+    has_vector: npt.NDArray[np.bool_]
+    next: tuple[str, ...] | None
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 @runtime_checkable
@@ -81,6 +136,11 @@ class Store(Protocol):
         Returns the claims as stored, with ``id`` assigned. Every time field the caller
         leaves ``None`` except the ends must already be filled in by the caller.
         """
+        ...
+
+    def has_backlog(self) -> bool:
+        """Whether any row waits for the text index or its vector, read without waiting
+        on a writer: a search catches up (which takes the write lock) only then."""
         ...
 
     def claims_missing_vectors(self) -> list[tuple[str, str]]:
@@ -143,8 +203,42 @@ class Store(Protocol):
         ``by``, if any); returns the claims as updated, in order."""
         ...
 
-    def reinforce_claim(self, claim_id: str, sources: Sequence[str]) -> Claim:
-        """Count one more observation of a claim and merge in ``sources``."""
+    def reinforce_claim(self, claim_id: str, sources: Sequence[str], at: int) -> Claim:
+        """Count one more observation of a claim, made at ``at``, and merge in ``sources``.
+
+        Storage strength grows by ``memvara._consolidate.reinforced_storage`` (more for a
+        claim nearly forgotten at ``at``: the spacing effect); retrieval strength resets
+        to 1.0 and the last observation becomes ``at`` (kept if later already).
+        """
+        ...
+
+    # -- consolidation ------------------------------------------------------------
+    def sweep_claims(
+        self, scope: Scope, after: tuple[str, ...] | None, limit: int
+    ) -> SweepWindow:
+        """The next window of still-believed claims (``invalidated_at IS NULL``) in
+        ``scope`` and every scope beneath it, slot by slot, starting after the slot
+        ``after`` (``None``: from the start).
+
+        A window holds whole slots: it stops at the last slot boundary within ``limit``
+        rows, or holds one slot alone when that slot has more. Consolidation reads each
+        window inside the transaction that writes it.
+        """
+        ...
+
+    def apply_sweep(
+        self,
+        retrieval: Sequence[tuple[str, float]],
+        memory_types: Sequence[tuple[str, str]],
+        folds: Sequence[tuple[str, Sequence[str], int, float, int]],
+        at: int,
+    ) -> None:
+        """Write one consolidation window: set each ``(claim_id, retrieval strength)``
+        and ``(claim_id, memory_type)``, and apply each fold ``(survivor_id, loser_ids,
+        observations, storage strength, observed_at)``: the survivor takes those values
+        and every loser's sources; each loser is retired at ``at`` (or its own
+        ``recorded_at``, if later) with ``invalidated_by`` the survivor. Rows are kept,
+        never deleted, so ``history()`` still shows what was merged."""
         ...
 
     # -- reads --------------------------------------------------------------------
@@ -182,7 +276,11 @@ class Store(Protocol):
         """Up to ``limit`` ``(claim_id, bm25)`` pairs, best first (higher is better), for
         the FTS5 expression ``match`` among the claims visible from ``scope`` in
         ``states`` at ``tq`` (and of ``memory_types``, when given). The filter applies
-        before the limit, so an old claim is never crowded out by live ones."""
+        before the limit, so an old claim is never crowded out by live ones.
+
+        A backend may cut cost where exact ranking would score most of a large store,
+        and must say how; ``SQLiteStore`` is exact for the rows matching a rarer query
+        word and fills the rest of the list from a window (``store/_bm25.py``)."""
         ...
 
     def search_claims_vector(
@@ -190,7 +288,9 @@ class Store(Protocol):
         memory_types: Collection[str] | None, vector: npt.NDArray[np.float32], limit: int,
     ) -> list[tuple[str, float]]:
         """Up to ``limit`` ``(claim_id, cosine)`` pairs, nearest first, among the same
-        claims as ``search_claims_text`` that have a vector."""
+        claims as ``search_claims_text`` that have a vector (filter before the limit,
+        too). ``SQLiteStore`` ranks the sidecar first and filters in rank order, exact
+        up to 8,192 slots, with a sign-bit first pass past that (``store/_nearest.py``)."""
         ...
 
     def claims_at(self, claim_ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:
@@ -210,8 +310,89 @@ class Store(Protocol):
         """``search_claims_vector`` for the turns ``search_episodes_text`` admits."""
         ...
 
+    def episode_neighbours(
+        self, tq: TimeQuery, episode_ids: Sequence[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """For each of ``episode_ids``, the ids of the turns stored just before and just
+        after it at exactly its scope (insertion order), among those recorded by
+        ``tq.known_at`` and said by ``tq.valid_at`` when set; ``None`` where there is
+        none. A search lends a matching turn's score to the turns around it."""
+        ...
+
     def episodes_by_ids(self, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The episodes with these ids."""
+        ...
+
+    # -- re-embedding ---------------------------------------------------------------
+    def vector_texts(self, table: str, after: int, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` ``(rowid, text)`` pairs of ``table`` (``"claims"``: the
+        claim's text; ``"episodes"``: the turn's content) with rowid above ``after``, in
+        rowid order: what each row's vector encodes, read a page at a time."""
+        ...
+
+    @property
+    def embedder_label(self) -> str | None:
+        """The ``label`` of the last ``rebuild_vectors`` (which embedder made the
+        vectors), or ``None`` if the store was never re-embedded."""
+        ...
+
+    def rebuild_vectors(
+        self, dim: int, label: str
+    ) -> AbstractContextManager[Callable[[str, Sequence[int], npt.NDArray[np.float32]], None]]:
+        """A context yielding ``put(table, rowids, vectors)``, which stores new
+        ``dim``-wide vectors aside; on a clean exit they replace every vector of the
+        store at once and ``label`` is recorded as ``embedder_label`` (rows never
+        ``put`` lose their vectors: claims join the embedding backlog), and an
+        exception leaves the old ones untouched. The caller encodes between ``put``
+        calls, so no transaction is held while it does."""
+        ...
+
+    # -- provenance and the graph ---------------------------------------------------
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A context in which this thread's reads all see one state of the store: a
+        graph walk runs its hops inside one, so a write landing mid-walk cannot make it
+        stitch two states together. Nested or inside a write transaction: a no-op."""
+        ...
+
+    def claim_at(
+        self, claim_id: str, scope: Scope, tq: TimeQuery
+    ) -> tuple[Claim, str | None] | None:
+        """The claim if visible from ``scope``, recorded by ``tq.known_at`` and in force
+        at ``tq.valid_at`` (when set; every state counts), materialized at ``tq``, with
+        the id of the claim whose write ended its valid time as believed then (or
+        ``None``); else ``None``."""
+        ...
+
+    def superseded_by(self, claim_id: str, scope: Scope, tq: TimeQuery) -> list[Claim]:
+        """The claims visible from ``scope`` that ``claim_id`` retired (by
+        ``tq.known_at``) or whose valid time it ended (as believed then), oldest
+        recorded first, materialized at ``tq``."""
+        ...
+
+    def claims_citing(self, source: str, scope: Scope, tq: TimeQuery) -> list[Claim]:
+        """Claims visible from ``scope`` whose sources include ``source``, recorded by
+        ``tq.known_at`` and in force at ``tq.valid_at`` when set (every state counts),
+        oldest recorded first, materialized at ``tq``."""
+        ...
+
+    def predicate_in_use(self, predicate: str) -> bool:
+        """Whether any claim in the store, in any scope and state, has ``predicate``
+        (a walk's filter may name a relation the registry never classified)."""
+        ...
+
+    def graph_edges(
+        self,
+        scope: Scope,
+        tq: TimeQuery,
+        keys: Collection[str],
+        predicates: Collection[str] | None,
+        fanout: int,
+    ) -> list[tuple[Claim, str, str]]:
+        """``(claim, subject_key, object_key)`` for the live claims at ``tq`` visible from
+        ``scope`` with positive polarity whose subject key or object key is in ``keys``
+        (and whose predicate is in ``predicates``, when given): an edge in each direction
+        it touches ``keys``. At most ``fanout`` a key on each side, most recently
+        recorded first, so a hub entity costs a bounded read."""
         ...
 
     # -- learned entity aliases -------------------------------------------------------

@@ -1,0 +1,462 @@
+"""search() on large stores: candidates found without scoring every row, same answers.
+
+The store's two candidate lists take shortcuts past a size (``store/_bm25.py``,
+``store/_nearest.py``, ``VectorFile.top``). These tests shrink the thresholds so a few
+hundred claims take every path, and hold each path to the plain query that scores
+every admitted row: exact where the module says exact, and within its stated bound
+where it says approximate. The filter (scope, time, states) must hold on every path.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from memvara import STATES, Claim, Memvara, SQLiteStore
+from memvara._model import Scope, TimeQuery
+from memvara._retrieve import _ordered, _tiebreak
+from memvara.store import _bm25, _nearest, _signs, _vectors
+from memvara.store._fts import match_any
+from memvara.store._vectors import VectorFile
+
+from .conftest import Clock
+
+OLD = datetime(2020, 1, 1, tzinfo=timezone.utc)
+_PREDICATES = (("lives_in", "city_{}"), ("works_at", "org_{}"), ("likes", "thing_{}"),
+               ("speaks", "lang_{}"))
+
+
+def _store(mem: Memvara) -> SQLiteStore:
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    return store
+
+
+def _fill(mem: Memvara, subjects: int, *, user: str | None = None) -> None:
+    """``4 * subjects`` claims in bench/search.py's shape: every text says "user"."""
+    mem.remember_many([
+        Claim(f"user_{s}", p, o.format(s % 13), scope=Scope(user=user))
+        for s in range(subjects) for p, o in _PREDICATES
+    ])
+
+
+def small_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan text searches and rank vectors first from a few dozen rows up."""
+    monkeypatch.setattr(_bm25, "PLAN_MIN_ROWS", 0)
+    monkeypatch.setattr(_bm25, "budget", lambda rows: 16)
+    monkeypatch.setattr(_nearest, "SCAN_MIN", 16)
+    monkeypatch.setattr(_vectors, "EXACT_SLOTS", 1 << 20)
+
+
+@pytest.fixture(name="small_plans")
+def _small_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    small_plans(monkeypatch)
+
+
+@pytest.fixture(params=["memory", "file"])
+def big(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[Memvara]:
+    path = ":memory:" if request.param == "memory" else str(tmp_path / "big.db")
+    with Memvara(path, clock=clock) as mem:
+        _fill(mem, 150)
+        # Claims that only a time-travel read sees, and a few of a user's own.
+        mem.remember("user_7", "lives_in", "old_town", valid_from=OLD,
+                     valid_to=OLD + timedelta(days=300), recorded_at=OLD)
+        mem.remember("user_7", "likes", "old_jazz", valid_from=OLD, recorded_at=OLD)
+        mem.delete(mem.remember("user_8", "likes", "durian").added[0].id)
+        _fill(mem, 5, user="alice")
+        mem.search("warm up")  # index and embed everything
+        yield mem
+
+
+# -- reference: the plain queries every shortcut must agree with ------------------------
+def _plain_text(store: SQLiteStore, where: str, params: Sequence[object], match: str,
+                limit: int) -> list[tuple[str, float]]:
+    return [(cid, -float(score)) for cid, score in store._query(
+        "SELECT claims.id, bm25(claims_fts) AS score FROM claims_fts"
+        " JOIN claims ON claims.rowid = claims_fts.rowid"
+        f" WHERE claims_fts MATCH ? AND {where} ORDER BY score, claims.rowid LIMIT ?",
+        [match, *params, limit])]
+
+
+def _plain_vector(store: SQLiteStore, where: str, params: Sequence[object],
+                  vector: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
+    rows = store._query(f"SELECT claims.id, claims.rowid FROM claims WHERE {where}"
+                        " AND claims.vec_slot IS NOT NULL ORDER BY claims.rowid", params)
+    if not rows:
+        return []
+    scores = _vectors.dot(store.vectors([r for _, r in rows]), vector)
+    best = np.argsort(-scores, kind="stable")[:limit]
+    return [(rows[i][0], float(scores[i])) for i in best]
+
+
+READS = [
+    (Scope(), TimeQuery(2**62, None), ("live",)),
+    (Scope(), TimeQuery(2**62, int(OLD.timestamp() * 1e6) + 1), ("live",)),
+    (Scope(), TimeQuery(2**62, None), STATES),
+    (Scope(), TimeQuery(2**62, None), ("retired",)),
+    (Scope(user="alice"), TimeQuery(2**62, None), ("live",)),
+]
+QUERIES = ["where does user_7 live?", "where does user_140 live?", "user_3 lives in city_3",
+           "what does the user like", "city_5", "user", "lives works", "old town jazz",
+           "durian", "speaks lang_2 likes thing_2"]
+
+
+@pytest.mark.parametrize(("scope", "tq", "states"), READS)
+def test_text_candidates_agree_with_scoring_every_row(
+    big: Memvara, small_plans: None, scope: Scope, tq: TimeQuery, states: tuple[str, ...],
+) -> None:
+    store = _store(big)
+    where, params = store._claim_filter(scope, tq, states, None)
+    for query in QUERIES:
+        match = match_any(query)
+        assert match is not None
+        for limit in (3, 12, 50):
+            got = store.search_claims_text(scope, tq, states, None, match, limit)
+            every = _plain_text(store, where, params, match, 10_000)
+            scores = dict(every)
+            assert len(got) == min(limit, len(every)), query
+            assert all(key in scores for key, _ in got)  # the filter held
+            assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+            for key, score in got:  # scored as FTS5 scores them, up to the floor phrases
+                assert abs(score - scores[key]) < 1e-5 or score == 0.0
+            phrases = _bm25.phrases_of(match)
+            assert phrases is not None
+            hits = {p: int(store._query(
+                "SELECT count(*) FROM claims_fts WHERE claims_fts MATCH ?", [p])[0][0])
+                for p in phrases}
+            rows = int(store._query("SELECT count(*) FROM claims_fts")[0][0])
+            classes = None if len(phrases) < 2 else _bm25.split(phrases, hits, rows)
+            if classes is None:  # the plain query ran
+                assert got == every[:limit]
+            else:  # rows matching a rare phrase, and able to outscore the rest, are exact
+                head = [key for key, s in every[:limit] if s > classes.ceiling + 1e-5]
+                assert [key for key, _ in got[: len(head)]] == head, query
+
+
+def test_the_bench_question_is_exact_where_the_rare_word_decides(
+    big: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exact = big.search("where does user_7 live?", k=4)
+    small_plans(monkeypatch)
+    planned = big.search("where does user_7 live?", k=4)
+    assert planned[0].text == "user_7 lives in city_7"
+    assert [(r.text, r.score, r.explain.bm25_rank, r.explain.vector_rank) for r in planned] == [
+        (r.text, r.score, r.explain.bm25_rank, r.explain.vector_rank) for r in exact]
+    for p, e in zip(planned, exact):  # "user" is in every row: its 1e-6 IDF is left out
+        assert p.explain.bm25_score == pytest.approx(e.explain.bm25_score, abs=2.2e-6)
+
+
+def test_a_common_word_alone_fills_the_list_from_the_window(
+    big: Memvara, small_plans: None,
+) -> None:
+    store = _store(big)
+    tq = TimeQuery(2**62, None)
+    # "lives" is common and "user" is in every row: no rare phrase, so the list is the
+    # window's best, and only rows of the live view.
+    got = store.search_claims_text(Scope(), tq, ("live",), None, '"user" OR "lives"', 10)
+    where, params = store._claim_filter(Scope(), tq, ("live",), None)
+    admitted = dict(_plain_text(store, where, params, '"user" OR "lives"', 10_000))
+    assert len(got) == 10 and all(key in admitted for key, _ in got)
+    # Only floor phrases match the rest: filled, scored 0 (FTS5 gives them ~1e-6).
+    got = store.search_claims_text(Scope(), tq, ("live",), None, '"user" OR "durian"', 700)
+    assert len(got) == 602 and got[-1][1] == 0.0 and str(got[-1][1]) == "0.0"
+
+
+def test_a_time_travel_text_search_is_not_crowded_out(big: Memvara, small_plans: None) -> None:
+    found = big.search("where does user_7 live?", k=1, valid_at=OLD + timedelta(days=30))
+    assert [r.text for r in found] == ["user_7 lives in old_town"]
+
+
+def test_inside_a_write_transaction_the_plain_query_runs(big: Memvara, small_plans: None) -> None:
+    store = _store(big)
+    seen: list[str] = []
+    tq = TimeQuery(2**62, None)
+    with store.transaction():
+        store._query("SELECT 1")  # the writer's connection is this thread's now
+        original = store._query
+
+        def traced(sql: str, params: Sequence[object] = ()) -> list[object]:
+            seen.append(sql)
+            return original(sql, params)
+
+        store._query = traced  # type: ignore[method-assign]
+        try:
+            store.search_claims_text(Scope(), tq, ("live",), None, '"user" OR "7"', 5)
+        finally:
+            del store._query
+    assert not any("_data" in sql for sql in seen)  # no plan: the records may lag
+
+
+def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_plans: None) -> None:
+    statements: list[str] = []
+    store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        _fill(mem, 40)
+
+        def counted() -> int:
+            return sum("SELECT count(*) FROM (SELECT 1 FROM claims_fts" in s for s in statements)
+
+        mem.search("where does user_7 live?")
+        first = counted()
+        assert first == 3  # user, 7, live
+        mem.search("where does user_7 live?")
+        assert counted() == first
+        mem.remember("user_99", "lives_in", "somewhere")
+        mem.search("where does user_7 live?")  # the flush changed the index: counted again
+        assert counted() == 2 * first
+
+
+def test_bm25_bounds_and_records() -> None:
+    assert _bm25.idf(100, 50) == _bm25.IDF_FLOOR  # log(1) = 0: FTS5 floors it
+    assert _bm25.idf(100, 1) == pytest.approx(np.log(99.5 / 1.5))
+    assert _bm25.ceiling(100, 1) == pytest.approx(2.2 * _bm25.idf(100, 1))
+    assert _bm25.budget(100) == 256 and _bm25.budget(64_000) == 1000
+    assert _bm25.window(50) == 100
+    assert _bm25.rows_indexed(bytes([0x05, 0x20])) == 5
+    assert _bm25.rows_indexed(bytes([0x81, 0x00])) == 128
+    assert _bm25.rows_indexed(bytes([0xFF] * 8 + [0x01])) == ((1 << 56) - 1) << 8 | 1
+    assert _bm25.rows_indexed(b"") is None and _bm25.rows_indexed(bytes([0x80])) is None
+    assert _bm25.phrases_of('"a" OR "b c" OR "a"') == ['"a"', '"b c"']
+    assert _bm25.phrases_of('"a" AND "b"') is None and _bm25.phrases_of("a") is None
+    assert _bm25.phrases_of('"say ""hi"""') == ['"say ""hi"""']
+
+
+def test_phrases_split_rarest_first_within_the_budget() -> None:
+    rows = 64_000  # budget 1000
+    hits = {"a": 10, "b": 900, "c": 5_000, "d": 40_000}
+    split = _bm25.split(list(hits), hits, rows)
+    assert split is not None
+    assert (split.rare, split.common, split.floor) == (("a", "b"), ("c",), ("d",))
+    assert split.ceiling == pytest.approx(_bm25.ceiling(rows, 5_000) + 2.2e-6)
+    # Each rare phrase fits in a budget, and all of them in two.
+    hits = {"a": 900, "b": 950, "c": 990, "e": 10, "f": 1500}
+    assert _bm25.split(["a", "b", "c"], hits, rows).rare == ("a", "b")  # type: ignore[union-attr]
+    assert _bm25.split(["e", "f"], hits, rows).rare == ("e",)  # type: ignore[union-attr]
+    # The rarest phrase is rare even past the budget, up to eight budgets.
+    assert _bm25.split(["x", "y"], {"x": 7_000, "y": 20_000}, rows) == _bm25.Split(
+        ("x",), ("y",), (), _bm25.ceiling(rows, 20_000))
+    assert _bm25.split(["x", "y"], {"x": 9_000, "y": 20_000}, rows) == _bm25.Split(
+        (), ("x", "y"), (), _bm25.ceiling(rows, 9_000) + _bm25.ceiling(rows, 20_000))
+    assert _bm25.split(["a", "b"], {"a": 10, "b": 20}, rows) is None  # cheap: plain query
+    assert _bm25.split(["d", "e"], {"d": 40_000, "e": 33_000}, rows) is None  # all floor
+    assert _bm25.split(["x"], {"x": 5_000}, rows) is None  # all rare: nothing to split
+
+
+# -- the vector side ----------------------------------------------------------------
+@pytest.mark.parametrize(("scope", "tq", "states"), READS)
+@pytest.mark.parametrize("exact_slots", [1 << 20, 0])
+def test_vector_candidates_agree_with_scoring_every_row(
+    big: Memvara, small_plans: None, monkeypatch: pytest.MonkeyPatch, exact_slots: int,
+    scope: Scope, tq: TimeQuery, states: tuple[str, ...],
+) -> None:
+    monkeypatch.setattr(_vectors, "EXACT_SLOTS", exact_slots)
+    monkeypatch.setattr(_vectors, "PREFILTER", 64)
+    store = _store(big)
+    where, params = store._claim_filter(scope, tq, states, None)
+    for query in QUERIES:
+        vector = big.embedder.encode([query])[0]
+        every = _plain_vector(store, where, params, vector, 10_000)
+        scores = dict(every)
+        for limit in (3, 12, 50):
+            got = store.search_claims_vector(scope, tq, states, None, vector, limit)
+            assert len(got) == min(limit, len(every))
+            assert all(scores[key] == score for key, score in got)  # exact, and admitted
+            assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+            if exact_slots:  # every slot scored: the very list the scan gives
+                assert got == every[:limit], query
+
+
+def test_the_sign_pass_finds_a_stored_vector_asked_for_itself(
+    big: Memvara, small_plans: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_vectors, "EXACT_SLOTS", 0)
+    monkeypatch.setattr(_vectors, "PREFILTER", 16)
+    store = _store(big)
+    ((cid, slot),) = store._query(
+        "SELECT id, vec_slot FROM claims WHERE text = 'user_99 likes thing_8'")
+    vector = store.vectors([slot])[0]
+    got = store.search_claims_vector(Scope(), TimeQuery(2**62, None), ("live",), None, vector, 5)
+    assert got[0][0] == cid and got[0][1] == pytest.approx(1.0)
+
+
+def test_a_small_scope_is_scanned_and_a_sparse_filter_widens(
+    clock: Clock, small_plans: None,
+) -> None:
+    statements: list[str] = []
+    store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))
+    live, every = TimeQuery(2**62, None), TimeQuery(2**62, None)
+    with Memvara(store=store, clock=clock) as mem:
+        _fill(mem, 100, user="carol")
+        _fill(mem, 3, user="bob")  # bob sees his 12 claims, carol's 400 are not his
+        mem.search("warm up")
+        vector = mem.embedder.encode(["user_1 lives"])[0]
+        where, params = store._claim_filter(Scope(user="bob"), live, ("live",), None)
+        statements.clear()
+        bob = store.search_claims_vector(Scope(user="bob"), live, ("live",), None, vector, 20)
+        assert bob == _plain_vector(store, where, params, vector, 20) and len(bob) == 12
+        counts = [s for s in statements if "SELECT count(*) FROM (SELECT 1 FROM claims" in s]
+        assert len(counts) == 1  # counted once, found small, scanned
+
+    with Memvara(clock=clock) as mem:
+        _fill(mem, 100)
+        for claim in mem.search("user_5", k=2):
+            assert claim.claim is not None
+            mem.delete(claim.claim.id)
+        mem.search("warm up")
+        store = _store(mem)
+        vector = mem.embedder.encode(["user_1 lives"])[0]
+        where, params = store._claim_filter(Scope(), every, ("retired",), None)
+        retired = store.search_claims_vector(Scope(), every, ("retired",), None, vector, 5)
+        assert retired == _plain_vector(store, where, params, vector, 5) and len(retired) == 2
+        assert store.search_claims_vector(Scope(), live, ("live",), None,
+                                          np.ones(7, dtype=np.float32), 5) == []
+
+
+def test_an_empty_store_has_no_vector_candidates(mem: Memvara) -> None:
+    store = _store(mem)
+    vector = np.ones(mem.embedder.dim, dtype=np.float32)
+    assert store.search_claims_vector(Scope(), TimeQuery(2**62, None), ("live",), None,
+                                      vector, 5) == []
+    assert store.search_episodes_vector(Scope(), TimeQuery(2**62, None), vector, 5) == []
+    mem.remember_many([Claim(f"u{i}", "likes", "tea") for i in range(300)])
+    for claim in mem.get_all(include_invalidated=True):
+        mem.erase(claim.id)  # vectors were written, but no claim is left to rank
+    assert store.dim == mem.embedder.dim
+    assert store.search_claims_vector(Scope(), TimeQuery(2**62, None), ("live",), None,
+                                      vector, 5) == []
+
+
+def test_without_numpy_2_dot_products_use_einsum() -> None:
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((20, 8)).astype(np.float32)
+    np.testing.assert_allclose(_vectors._einsum_dot(rows, rows[0]), rows @ rows[0], rtol=1e-5)
+
+
+# -- the sidecar's ranking and its sign bits ----------------------------------------------
+def _unit(rng: np.random.Generator, n: int, dim: int = 96) -> npt.NDArray[np.float32]:
+    rows = rng.standard_normal((n, dim)).astype(np.float32)
+    unit: npt.NDArray[np.float32] = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(
+        np.float32)
+    return unit
+
+
+@pytest.mark.parametrize("in_file", [True, False])
+def test_top_is_exact_and_keeps_ties_in_slot_order(tmp_path: Path, in_file: bool) -> None:
+    vf = VectorFile(str(tmp_path / "v.vecs") if in_file else None, None)
+    rng = np.random.default_rng(1)
+    rows = _unit(rng, 300)
+    rows[[40, 10, 250]] = rows[5]  # four equal vectors
+    vf.write(list(range(300)), rows)
+    slots, scores = vf.top(rows[5], 300, 3)
+    assert slots.tolist() == [5, 10, 40] and scores[0] == pytest.approx(1.0)
+    slots, _ = vf.top(rows[5], 300, 1000)  # more than there are: every slot, ranked
+    assert slots.shape == (300,)
+    assert vf.top(rows[5], 300, 0)[0].size == 0
+    assert vf.top(np.ones(3, dtype=np.float32), 300, 3)[0].size == 0  # another width
+    assert VectorFile(None, None).top(rows[5], 10, 3)[0].size == 0  # nothing written
+    vf.close()
+
+
+def test_sign_bits_follow_every_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_vectors, "EXACT_SLOTS", 0)
+    monkeypatch.setattr(_vectors, "PREFILTER", 4)
+    path = str(tmp_path / "v.vecs")
+    vf = VectorFile(path, None)
+    rng = np.random.default_rng(2)
+    rows = _unit(rng, 200)
+    filled = [slot for slot in range(1, 150) if slot != 60]
+    vf.write(filled, rows[filled])  # slots 0, 60 and 150.. stay empty
+    assert vf.top(rows[7], 150, 1)[0].tolist() == [7]  # the bits are taken here
+    vf.write([155], rows[195:196])  # past the slots with bits: taken when ranked
+    vf.write([7], rows[190:191])  # this process rewrites a slot: its bits follow
+    assert vf.top(rows[190], 150, 1)[0].tolist() == [7]
+    vf.write([0], rows[191:192])  # an empty slot filled here
+    assert vf.top(rows[191], 150, 1)[0].tolist() == [0]
+    other = VectorFile(path, 96)  # another process fills an empty slot it never saw...
+    other.write([60], rows[192:193])
+    other.write([170], rows[193:194])  # ...and grows the file past what this one mapped
+    assert vf.top(rows[192], 150, 1)[0].tolist() == [60]
+    assert vf.top(rows[193], 1000, 1)[0].tolist() == [170]
+    vf.zero([170])  # erased: its bits are cleared, and it is looked at again
+    assert 170 not in vf.top(rows[193], 1000, 1)[0].tolist()
+    other.write([170], rows[193:194])
+    assert vf.top(rows[193], 1000, 1)[0].tolist() == [170]
+    other.close()
+    vf.close()  # drops the bits; a later ranking maps the file and takes them again
+    assert vf.top(rows[190], 150, 1)[0].tolist() == [7]
+
+
+def test_signs_pack_and_count_like_the_definition() -> None:
+    rng = np.random.default_rng(3)
+    rows = rng.standard_normal((50, 70)).astype(np.float32)
+    rows[3] = 0.0
+    bits = _signs.pack(rows)
+    assert bits.shape == (2, 50) and bits.dtype == np.uint64 and not bits[:, 3].any()
+    query = _signs.pack(rows[:1])
+    want = [int(np.sum((rows[i] > 0) != (rows[0] > 0))) for i in range(50)]
+    assert _signs.distances(bits, query).tolist() == want
+    words = rng.integers(0, 2**63, size=1000, dtype=np.uint64)
+    assert _signs._table_popcount(words).tolist() == [int(w).bit_count() for w in words]
+
+
+# -- the retriever ------------------------------------------------------------------
+def test_equal_scores_order_by_content_hash_like_a_full_sort() -> None:
+    rng = random.Random(4)
+    items = [(rng.choice([0.5, 0.25, 1.0, 0.125]), f"text {i}") for i in range(300)]
+    expected = sorted(items, key=lambda it: (-it[0], _tiebreak(it[1])))
+    assert _ordered(list(items), lambda it: it[0], lambda it: it[1], {}) == expected
+
+
+def test_rank_fields_agree_with_the_claims(big: Memvara) -> None:
+    store = _store(big)
+    tq = TimeQuery(2**62, None)
+    every = [cid for (cid,) in store._query("SELECT id FROM claims ORDER BY rowid")]
+    ids = every[::7] + ["c999999-00000000", every[1].split("-")[0] + "-00000000"]
+    assert every[1] not in ids  # the last two: no such row; a row's rowid, a forged digest
+    claims = store.claims_at(ids, tq)
+    fields = store.rank_fields(ids)
+    assert fields.keys() == claims.keys()
+    for cid, f in fields.items():
+        c = claims[cid]
+        assert f.valid_from is not None and c.valid_from is not None
+        assert (f.text, f.predicate, f.confidence, f.observations, f.salience) == (
+            c.text, c.predicate, c.confidence, c.observations, c.salience)
+        assert f.valid_from == int(c.valid_from.timestamp() * 1_000_000)
+
+
+def test_a_store_without_rank_fields_ranks_from_whole_claims(
+    big: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    queries = ["where does user_7 live?", "durian", "old town", "city_3 speaks"]
+    kwargs: list[dict[str, object]] = [{}, {"states": STATES}, {"valid_at": OLD},
+                                       {"include_episodes": True}]
+    fast = [[(r.text, r.score, r.explain) for r in big.search(q, k=7, **kw)]  # type: ignore[arg-type]
+            for q in queries for kw in kwargs]
+    monkeypatch.delattr(SQLiteStore, "rank_fields")
+    slow = [[(r.text, r.score, r.explain) for r in big.search(q, k=7, **kw)]  # type: ignore[arg-type]
+            for q in queries for kw in kwargs]
+    assert fast == slow
+    assert all(r.claim is not None and r.claim.id for r in big.search("user_7", k=5))
+
+
+def test_only_the_results_are_read_as_whole_claims(
+    big: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = _store(big)
+    asked: list[int] = []
+    original = store.claims_at
+
+    def counted(ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:
+        asked.append(len(ids))
+        return original(ids, tq)
+
+    monkeypatch.setattr(store, "claims_at", counted)
+    found = big.search("where does user_7 live?", k=3)
+    assert len(found) == 3 and asked == [3]
+    assert found[0].claim is not None and found[0].claim.recorded_at is not None
