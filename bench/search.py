@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from memvara import Claim, Memvara
+from memvara import Claim, Memvara, NullLLM
 
 TARGETS_MS = {8_000: 2.0, 100_000: 10.0, 1_000_000: 60.0}
 _PREDICATES = (("lives_in", "city_{}"), ("works_at", "org_{}"), ("likes", "thing_{}"),
@@ -43,7 +43,7 @@ def fill(mem: Memvara, n: int) -> int:
 
 
 def measure(n: int, queries: int, k: int) -> dict[str, float]:
-    with Memvara() as mem:
+    with Memvara(llm=NullLLM()) as mem:
         subjects = fill(mem, n)
         mem.search("warm up")  # indexes and embeds what was written
         times: list[float] = []
