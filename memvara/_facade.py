@@ -1122,8 +1122,9 @@ class Memvara(_MemoryAPI):
         transaction open and searches keep using the old vectors until the swap; rows
         written meanwhile are embedded again by the next write. Queued
         ``add(..., wait=False)`` calls are applied first. Another process with the store
-        open switches to the new vectors at its next write, but keeps encoding with its
-        own embedder: re-embed when every process moves to the new model.
+        open switches to the new vectors at its next write (one that only reads, when it
+        reopens the store), but keeps encoding with its own embedder: re-embed when every
+        process moves to the new model.
 
         Raises:
             InvalidArgumentError: ``embedder`` is not an embedder, or returns bad vectors.
