@@ -30,10 +30,7 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
-import shlex
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -45,8 +42,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
+from _report import environment
 
-import memvara
 from memvara import Claim, DegradedExtractionWarning, Memvara, NullLLM, SQLiteStore
 
 warnings.simplefilter("ignore", DegradedExtractionWarning)
@@ -264,19 +261,6 @@ def table(rows: Sequence[Row]) -> str:
         lines.append(f"| {r.measure} | {r.n:,} | {_fmt(r.median, r.unit)} | {spread} | {r.unit}"
                      f" | {len(r.samples)} | {r.target} | {result} | {r.note} |")
     return "\n".join(lines)
-
-
-def environment() -> dict[str, str]:
-    return {
-        "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
-        "python": sys.version.split()[0],
-        "sqlite": sqlite3.sqlite_version,
-        "numpy": np.__version__,
-        "memvara": memvara.__version__,
-        "platform": platform.platform(),
-        "cpus": str(os.cpu_count()),
-        "switch interval": f"{sys.getswitchinterval() * 1000:g} ms",
-    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -48,11 +48,8 @@ import gc
 import io
 import json
 import os
-import platform
 import pstats
 import random
-import shlex
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -62,9 +59,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
-import numpy as np
+from _report import environment
 
-import memvara
 from memvara import Claim, DegradedExtractionWarning, Memvara, Scope, SQLiteStore
 
 warnings.simplefilter("ignore", DegradedExtractionWarning)  # no model here, on purpose
@@ -452,18 +448,6 @@ def _table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def _environment() -> dict[str, str]:
-    return {
-        "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
-        "python": sys.version.split()[0],
-        "sqlite": sqlite3.sqlite_version,
-        "numpy": np.__version__,
-        "memvara": memvara.__version__,
-        "platform": platform.platform(),
-        "cpus": str(os.cpu_count()),
-    }
-
-
 # -- profile ----------------------------------------------------------------------------
 def _profile(built: Built, layout: str, top: int) -> str:
     mem = built.mem
@@ -527,7 +511,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     cfg = Settings(args.repeats, args.build_cap_s, args.sample_cap_s, args.row_budget_s)
-    env = _environment()
+    env = environment()
     print("# memvara perf\n")
     for key, value in env.items():
         print(f"- {key}: `{value}`" if key == "command" else f"- {key}: {value}")

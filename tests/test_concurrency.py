@@ -65,6 +65,26 @@ def in_thread(call: Callable[[], T]) -> T:
     return worker.result()  # type: ignore[return-value]
 
 
+def while_a_write_is_open(mem: Memvara, read: Callable[[], T]) -> T:
+    """``read()`` on another thread while this one's transaction (which writes alice's
+    move to Lisbon) stays open; it must finish without waiting for the commit."""
+    inside, release = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with mem.store.transaction():
+            mem.remember("alice", "lives_in", "Lisbon")
+            inside.set()
+            assert release.wait(WAIT)
+
+    writer = Background(write)
+    try:
+        assert inside.wait(WAIT)
+        return in_thread(read)
+    finally:
+        release.set()
+        writer.result()
+
+
 @pytest.fixture
 def shared(db_path: str, clock: Clock) -> Iterator[Memvara]:
     with Memvara(db_path, clock=clock, llm=NullLLM(), user="u") as mem:
@@ -76,28 +96,14 @@ def test_reads_complete_while_another_thread_is_inside_a_write_transaction(
 ) -> None:
     berlin = shared.remember("alice", "lives_in", "Berlin").added[0]
     clock.advance(days=1)
-    inside, release = threading.Event(), threading.Event()
-
-    def write() -> None:
-        with shared.store.transaction():
-            shared.remember("alice", "lives_in", "Lisbon")
-            inside.set()
-            assert release.wait(WAIT)
-
-    writer = Background(write)
-    try:
-        assert inside.wait(WAIT)
-        seen = in_thread(lambda: (
-            shared.get(berlin.id),
-            [c.object for c in shared.get_all()],
-            shared.count(states=STATES),
-            [c.object for c in shared.history("alice", "lives_in")],
-            shared.stats()["claims"],
-            shared.why(berlin.id),
-        ))
-    finally:
-        release.set()
-        writer.result()
+    seen = while_a_write_is_open(shared, lambda: (
+        shared.get(berlin.id),
+        [c.object for c in shared.get_all()],
+        shared.count(states=STATES),
+        [c.object for c in shared.history("alice", "lives_in")],
+        shared.stats()["claims"],
+        shared.why(berlin.id),
+    ))
     got, objects, count, timeline, claims, why = seen
     assert got == berlin and objects == ["Berlin"] and timeline == ["Berlin"]
     assert count == claims == 1  # the write in progress is invisible until it commits
@@ -113,24 +119,10 @@ def test_a_search_with_nothing_to_catch_up_on_does_not_wait_for_a_writer(
     assert [r.text for r in shared.search("Berlin", k=1)] == ["alice lives in Berlin"]
     assert not shared.store.has_backlog()  # that search indexed and embedded everything
     clock.advance(days=1)
-    inside, release = threading.Event(), threading.Event()
-
-    def write() -> None:
-        with shared.store.transaction():
-            shared.remember("alice", "lives_in", "Lisbon")
-            inside.set()
-            assert release.wait(WAIT)
-
-    writer = Background(write)
-    try:
-        assert inside.wait(WAIT)
-        found = in_thread(lambda: (
-            [r.text for r in shared.search("where does alice live", k=1)],
-            [p.render() for p in shared.neighborhood("alice")],
-        ))
-    finally:
-        release.set()
-        writer.result()
+    found = while_a_write_is_open(shared, lambda: (
+        [r.text for r in shared.search("where does alice live", k=1)],
+        [p.render() for p in shared.neighborhood("alice")],
+    ))
     assert found == (["alice lives in Berlin"],
                      ["alice -lives_in-> Berlin", "alice -reports_to-> Dana"])
     assert shared.store.has_backlog()  # Lisbon, committed, waits for the next search
