@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ._errors import InvalidArgumentError
-from .embed.sentence import _check_common, _check_texts, _local_directory, _sentence_transformers
+from ._optional import require
+from .embed.sentence import _check_common, _check_texts, _local_directory
 
 __all__ = ["CoverageReranker", "CrossEncoderReranker", "DEFAULT_CROSS_ENCODER", "Reranker"]
 
@@ -180,7 +181,7 @@ class CrossEncoderReranker:
             source, local = str(_local_directory("model_path", model_path)), True
         else:
             source, local = model, Path(model).is_dir()
-        sdk = _sentence_transformers(_HINT)
+        sdk = require("sentence_transformers", _HINT)
         # num_labels=1: a reranker has one relevance logit; naming it also keeps a
         # checkpoint without a head from defaulting to a two-class one.
         loaded = sdk.CrossEncoder(source, device=device, num_labels=1, local_files_only=local)

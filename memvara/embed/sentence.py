@@ -12,19 +12,18 @@ Hugging Face hub cache, which downloads on first use unless ``HF_HUB_OFFLINE=1``
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from .._errors import InvalidArgumentError
+from .._optional import require
 
 __all__ = ["DEFAULT_MODEL", "SentenceTransformerEmbedder", "bundled_model_path"]
 
@@ -56,15 +55,6 @@ def bundled_model_path() -> Path | None:
     if all((directory / name).is_file() for name in _BUNDLE_FILES):
         return directory
     return None
-
-
-def _sentence_transformers(hint: str) -> ModuleType:
-    """Import the optional SDK (typed as a plain module, so that type checking memvara
-    never walks into torch), or raise ``ImportError`` carrying the install hint."""
-    try:
-        return importlib.import_module("sentence_transformers")
-    except ImportError as exc:
-        raise ImportError(hint) from exc
 
 
 def _local_directory(argument: str, value: object) -> Path:
@@ -165,7 +155,7 @@ class SentenceTransformerEmbedder:
         if not isinstance(normalize, bool):
             raise InvalidArgumentError("normalize", f"expected True or False, got {normalize!r}")
         source, local = _resolve(model, model_path)
-        sdk = _sentence_transformers(_HINT)
+        sdk = require("sentence_transformers", _HINT)
         loaded = sdk.SentenceTransformer(source, device=device, local_files_only=local)
         self._model: _Model = loaded
         self._name = model

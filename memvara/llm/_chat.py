@@ -33,12 +33,16 @@ class Reply:
     truncated: bool = False
 
 
-def check_settings(model: object, max_tokens: object, timeout: object, max_retries: object) -> None:
+def check_settings(
+    model: object, max_tokens: object, timeout: object, max_retries: object,
+    client: object = None, api_key: object = None,
+) -> None:
     """Validate the settings every backend takes, naming the bad one.
 
     Raises:
         InvalidArgumentError: an empty model name, a non-positive ``max_tokens`` or
-            ``timeout``, or a negative ``max_retries``.
+            ``timeout``, a negative ``max_retries``, or both a ``client`` and an
+            ``api_key`` (the key would be silently ignored).
     """
     if not isinstance(model, str) or not model.strip():
         raise InvalidArgumentError("model", f"expected a model name, got {model!r:.60}")
@@ -53,6 +57,8 @@ def check_settings(model: object, max_tokens: object, timeout: object, max_retri
         raise InvalidArgumentError("timeout", f"expected seconds > 0, got {timeout!r}")
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise InvalidArgumentError("max_retries", f"expected an int >= 0, got {max_retries!r}")
+    if client is not None and api_key is not None:
+        raise InvalidArgumentError("api_key", "pass client or api_key, not both")
 
 
 class ChatLLM(ABC):

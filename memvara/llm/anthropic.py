@@ -7,10 +7,9 @@ optional extra, imported when a backend is built, never when this module is.
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .._errors import InvalidArgumentError
+from .._optional import require
 from ._chat import ChatLLM, Reply, check_settings
 from ._errors import LLMError
 
@@ -20,14 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["AnthropicLLM"]
 
 _HINT = "AnthropicLLM needs the anthropic SDK: pip install 'memvara[anthropic]'"
-
-
-def _sdk() -> ModuleType:
-    try:
-        import anthropic
-    except ImportError as exc:
-        raise ImportError(_HINT) from exc
-    return anthropic
 
 
 class AnthropicLLM(ChatLLM):
@@ -66,12 +57,10 @@ class AnthropicLLM(ChatLLM):
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
-        check_settings(model, max_tokens, timeout, max_retries)
-        if client is not None and api_key is not None:
-            raise InvalidArgumentError("api_key", "pass client or api_key, not both")
+        check_settings(model, max_tokens, timeout, max_retries, client, api_key)
         super().__init__(model, max_tokens=max_tokens)
         if client is None:
-            sdk = _sdk()
+            sdk = require("anthropic", _HINT)
             try:
                 client = sdk.Anthropic(api_key=api_key, timeout=timeout, max_retries=max_retries)
             except sdk.AnthropicError as exc:
@@ -79,7 +68,7 @@ class AnthropicLLM(ChatLLM):
         self.client: anthropic.Anthropic = client
 
     def _complete(self, system: str, prompt: str, max_tokens: int) -> Reply:
-        sdk = _sdk()
+        sdk = require("anthropic", _HINT)
         try:
             message = self.client.messages.create(
                 model=self.model,

@@ -7,10 +7,9 @@ optional extra, imported when a backend is built, never when this module is.
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .._errors import InvalidArgumentError
+from .._optional import require
 from ._chat import ChatLLM, Reply, check_settings
 from ._errors import LLMError
 
@@ -20,14 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["OpenAILLM"]
 
 _HINT = "OpenAILLM needs the openai SDK: pip install 'memvara[openai]'"
-
-
-def _sdk() -> ModuleType:
-    try:
-        import openai
-    except ImportError as exc:
-        raise ImportError(_HINT) from exc
-    return openai
 
 
 class OpenAILLM(ChatLLM):
@@ -66,12 +57,10 @@ class OpenAILLM(ChatLLM):
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
-        check_settings(model, max_tokens, timeout, max_retries)
-        if client is not None and api_key is not None:
-            raise InvalidArgumentError("api_key", "pass client or api_key, not both")
+        check_settings(model, max_tokens, timeout, max_retries, client, api_key)
         super().__init__(model, max_tokens=max_tokens)
         if client is None:
-            sdk = _sdk()
+            sdk = require("openai", _HINT)
             try:
                 client = sdk.OpenAI(api_key=api_key, timeout=timeout, max_retries=max_retries)
             except sdk.OpenAIError as exc:
@@ -79,7 +68,7 @@ class OpenAILLM(ChatLLM):
         self.client: openai.OpenAI = client
 
     def _complete(self, system: str, prompt: str, max_tokens: int) -> Reply:
-        sdk = _sdk()
+        sdk = require("openai", _HINT)
         try:
             completion = self.client.chat.completions.create(
                 model=self.model,
