@@ -1038,9 +1038,7 @@ class Memvara(_MemoryAPI):
         if registry is not None and not isinstance(registry, PredicateRegistry):
             raise InvalidArgumentError("registry", "expected a PredicateRegistry")
         embedder = HashingEmbedder() if embedder is None else embedder
-        if not isinstance(embedder, Embedder):
-            raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
-        encode_checked(embedder, ["memvara"])  # a broken embedder fails here, not mid-write
+        _check_embedder(embedder)
         if llm is None:
             llm = NullLLM()
             warnings.warn(
@@ -1132,9 +1130,7 @@ class Memvara(_MemoryAPI):
         self._core.check_open()
         if embedder is None:
             embedder = self._core.embedder
-        if not isinstance(embedder, Embedder):
-            raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
-        encode_checked(embedder, ["memvara"])  # a broken embedder fails before any work
+        _check_embedder(embedder)
         self.flush()
         done = reembed_store(self._core.store, embedder)
         self._core.use_embedder(embedder)
@@ -1175,6 +1171,14 @@ class Memvara(_MemoryAPI):
     def __repr__(self) -> str:
         state = "closed" if self._core.closed else "open"
         return f"<Memvara {getattr(self._core.store, 'path', type(self._core.store).__name__)} {self._scope} {state}>"
+
+
+def _check_embedder(embedder: object) -> None:
+    """Refuse a non-embedder, and run a broken one once on a probe, so it fails at the
+    call that hands it over rather than in the middle of a write."""
+    if not isinstance(embedder, Embedder):
+        raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
+    encode_checked(embedder, ["memvara"])
 
 
 def _sync_schema(store: Store, registry: PredicateRegistry) -> None:
