@@ -1240,31 +1240,34 @@ class SQLiteStore:
             yield put
             for sidecar in fresh.values():
                 sidecar.flush()
-            with self._lock, self.transaction():
-                for table, top in covered.items():
-                    # Rows written since the caller's last page have no new vector: they
-                    # join the backlog (claims are embedded again by the next write).
+            # The store lock spans the commit and the swap, so no write of this process
+            # lands in a sidecar between the two.
+            with self._lock:
+                with self.transaction():
+                    for table, top in covered.items():
+                        # Rows written since the caller's last page have no new vector:
+                        # they join the backlog (claims are embedded by the next write).
+                        self._writer.execute(
+                            f"UPDATE {table} SET vec_slot = NULL WHERE vec_slot IS NOT NULL"
+                            " AND rowid > ?", (top,))
+                        self._writer.execute(
+                            f"UPDATE {table} SET vec_slot = rowid WHERE vec_slot IS NULL"
+                            " AND rowid <= ?", (top,))
                     self._writer.execute(
-                        f"UPDATE {table} SET vec_slot = NULL WHERE vec_slot IS NOT NULL"
-                        " AND rowid > ?", (top,))
-                    self._writer.execute(
-                        f"UPDATE {table} SET vec_slot = rowid WHERE vec_slot IS NULL"
-                        " AND rowid <= ?", (top,))
-                self._writer.execute(
-                    "INSERT OR REPLACE INTO store_meta (key, value)"
-                    " VALUES ('vector_dim', ?), ('vectors_generation', ?), ('embedder', ?)",
-                    (str(dim), str(generation), label),
-                )
+                        "INSERT OR REPLACE INTO store_meta (key, value)"
+                        " VALUES ('vector_dim', ?), ('vectors_generation', ?), ('embedder', ?)",
+                        (str(dim), str(generation), label),
+                    )
                 for sidecar in self._vectors.values():
                     sidecar.close()
                 self._generation = generation
-            if self._memory:
-                self._vectors = fresh
-            else:
-                for sidecar in fresh.values():
-                    sidecar.close()
-                self._settle_sidecars()  # committed: the new files take the live names
-                self._vectors = self._open_sidecars()
+                if self._memory:
+                    self._vectors = fresh
+                else:
+                    for sidecar in fresh.values():
+                        sidecar.close()
+                    self._settle_sidecars()  # committed: the new files take the live names
+                    self._vectors = self._open_sidecars()
         except BaseException:
             for sidecar in fresh.values():
                 sidecar.close()
