@@ -94,7 +94,7 @@ class VectorFile:
     def __init__(self, path: str | None, dim: int | None, generation: int = 0) -> None:
         self._path = path
         self._dim = dim
-        self._generation = generation  # which re-embedding wrote it (in the header)
+        self._generation = generation  # stamped in the header of a file this creates
         self._lock = threading.Lock()
         self._rows: Matrix | None = None  # a plain ndarray view: memmap indexing is slower
         self._mapping: np.memmap[tuple[int, int], np.dtype[np.float32]] | None = None
@@ -126,7 +126,7 @@ class VectorFile:
             header = handle.read(_HEADER)
         if len(header) < _HEADER or header[:8] != _MAGIC:
             raise StoreCorruptError(f"{path}: not a memvara vector sidecar (bad header)")
-        dim, self._generation = struct.unpack_from("<II", header, 8)
+        (dim,) = struct.unpack_from("<I", header, 8)  # the generation is read_header's
         if self._dim is not None and dim != self._dim:
             raise StoreCorruptError(
                 f"{path}: sidecar holds {dim}-d vectors but the store records {self._dim}-d"
