@@ -24,7 +24,7 @@ from memvara import (
     StoreLockedError,
 )
 from memvara.store._migrations import APPLICATION_ID, SCHEMA_VERSION
-from memvara.store.sqlite import _translate
+from memvara.store.sqlite import CHECKPOINT_PAGES, _translate
 
 from .conftest import NOW, Clock, embed_all
 
@@ -199,6 +199,62 @@ def test_the_tracer_sees_every_statement(tmp_path: Path, clock: Clock) -> None:
         seen.clear()
         mem.get_all()
         assert len([s for s in seen if s.lstrip().upper().startswith("SELECT")]) == 1
+
+
+def test_a_write_reads_its_slot_and_its_rowid_in_one_statement(db_path: str, clock: Clock) -> None:
+    # BEGIN, the slot read (which also says where the new row goes), the insert, COMMIT:
+    # a fresh value and a revision, each one statement short of a separate reservation.
+    seen: list[str] = []
+    store = SQLiteStore(db_path, tracer=lambda sql, params: seen.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        mem.remember("ada", "lives_in", "Paris")
+        clock.advance(days=1)
+        seen.clear()
+        mem.remember("ada", "lives_in", "Rome")
+        # SQLite traces an UPDATE ... RETURNING twice (RETURNING runs as a trigger program)
+        assert _verbs(seen) == ["BEGIN", "WITH", "INSERT", "UPDATE", "UPDATE", "COMMIT"]
+        seen.clear()
+        mem.remember("bob", "lives_in", "Oslo")
+        assert _verbs(seen) == ["BEGIN", "WITH", "INSERT", "COMMIT"]
+        first = mem.get_all()
+        assert sorted((c.subject, c.object) for c in first) == [("ada", "Rome"), ("bob", "Oslo")]
+        assert [c.state for c in mem.history("ada", "lives_in")] == ["ended", "live"]
+
+
+def _verbs(statements: list[str]) -> list[str]:
+    return [sql.split()[0].upper() for sql in statements]
+
+
+def test_a_reservation_read_by_a_slot_read_ends_with_its_transaction(db_path: str) -> None:
+    # A slot read notes where the next row goes, for the insert in the same transaction.
+    # Once that transaction ends another process may write, so a later insert reads again.
+    first, second = SQLiteStore(db_path), SQLiteStore(db_path)
+    try:
+        with first.transaction():
+            first.slot_claims(Scope(), [("ada", "lives_in")])
+        with second.transaction():
+            second.insert_claims([_claim("ada", "Paris")], None)
+        with first.transaction():
+            (bob,) = first.insert_claims([_claim("bob", "Oslo")], None)
+        assert bob.id.startswith("c2-")
+        found = first.get_claim(bob.id, Scope())
+        assert found is not None and found.subject == "bob"
+    finally:
+        first.close()
+        second.close()
+
+
+def _claim(subject: str, obj: str) -> Claim:
+    return Claim(subject, "lives_in", obj, NOW, recorded_at=NOW, text=f"{subject} lives in {obj}")
+
+
+def test_the_writer_checkpoints_every_few_thousand_pages(db_path: str) -> None:
+    store = SQLiteStore(db_path)
+    try:
+        (pages,) = store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()
+        assert pages == CHECKPOINT_PAGES > 1000  # SQLite's default syncs four times as often
+    finally:
+        store.close()
 
 
 def test_use_after_close_raises(db_path: str) -> None:
