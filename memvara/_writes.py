@@ -335,11 +335,11 @@ class Writer:
             keys = [self.key_of(c.scope, c.subject) for c in new]
         stored = store.insert_claims(new, rows, keys)
         outcome.added.extend(stored)
-        ends: list[tuple[str, int, int, str | None]] = []
-        retires: list[tuple[str, int, str | None]] = []
+        ends: list[tuple[Claim, int, int, str | None]] = []
+        retires: list[tuple[Claim, int, str | None]] = []
         for claim, (_, plan) in zip(stored, inserts):
-            ends.extend((old.id, valid_to, at, claim.id) for old, valid_to, at in plan.end)
-            retires.extend((old.id, at, claim.id) for old, at in plan.retire)
+            ends.extend((old, valid_to, at, claim.id) for old, valid_to, at in plan.end)
+            retires.extend((old, at, claim.id) for old, at in plan.retire)
         outcome.ended.extend(store.end_claims(ends))
         outcome.retired.extend(store.retire_claims(retires))
 
@@ -383,9 +383,9 @@ class Writer:
             at_belief = max(recorded, to_micros(old.recorded_at, "recorded_at"))
             old_end = optional_micros(old.valid_to, "valid_to")
             if switch <= to_micros(old.valid_from, "valid_from"):
-                outcome.retired.extend(self._store.retire_claims([(old.id, at_belief, by)]))
+                outcome.retired.extend(self._store.retire_claims([(old, at_belief, by)]))
             elif old_end is None or switch < old_end:
-                outcome.ended.extend(self._store.end_claims([(old.id, switch, at_belief, by)]))
+                outcome.ended.extend(self._store.end_claims([(old, switch, at_belief, by)]))
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         return _receipt(outcome, started)
 
@@ -398,7 +398,7 @@ class Writer:
         with self._store.transaction():
             believed = self._store.slot_claims(scope, [slot])[slot]
             return self._store.retire_claims(
-                [(c.id, max(when, to_micros(c.recorded_at, "recorded_at")), None) for c in believed]
+                [(c, max(when, to_micros(c.recorded_at, "recorded_at")), None) for c in believed]
             )
 
     def delete(self, scope: Scope, claim_id: str, at: datetime | None) -> bool:
@@ -410,7 +410,7 @@ class Writer:
             if claim is None or claim.invalidated_at is not None:
                 return False
             self._store.retire_claims(
-                [(claim.id, max(when, to_micros(claim.recorded_at, "recorded_at")), None)]
+                [(claim, max(when, to_micros(claim.recorded_at, "recorded_at")), None)]
             )
             return True
 

@@ -248,6 +248,35 @@ def _claim(subject: str, obj: str) -> Claim:
     return Claim(subject, "lives_in", obj, NOW, recorded_at=NOW, text=f"{subject} lives in {obj}")
 
 
+def test_ended_and_retired_claims_are_returned_as_stored(clock: Clock) -> None:
+    # The store builds them from the claims passed in instead of reading rows back: the
+    # receipt must still say exactly what a later read returns.
+    with Memvara(clock=clock) as mem:
+        paris = mem.remember("ada", "lives_in", "Paris").added[0]
+        clock.advance(days=1)
+        receipt = mem.remember("ada", "lives_in", "Rome")
+        assert receipt.ended == (mem.get(paris.id),)
+        rome = receipt.added[0]
+        clock.advance(days=1)
+        assert mem.delete(rome.id)
+        (gone,) = mem.get_all(states=["retired"])
+        assert gone.id == rome.id and gone.invalidated_at == clock.now
+
+
+def test_ending_or_retiring_a_claim_the_store_lacks_raises(clock: Clock) -> None:
+    store = SQLiteStore()
+    with Memvara(store=store, clock=clock) as mem:
+        ada = mem.remember("ada", "lives_in", "Paris").added[0]
+        stranger = _claim("bob", "Oslo")
+        with pytest.raises(StoreError, match="not in the store"):
+            with store.transaction():
+                store.end_claims([(ada, 1, 1, None), (stranger, 1, 1, None)])
+        with pytest.raises(StoreError, match="not in the store"):
+            with store.transaction():
+                store.retire_claims([(stranger, 1, None)])
+        assert mem.get_all() == [ada]  # the failed transaction changed nothing
+
+
 def test_the_writer_checkpoints_every_few_thousand_pages(db_path: str) -> None:
     store = SQLiteStore(db_path)
     try:

@@ -23,8 +23,10 @@ __all__ = [
     "claim_row",
     "claim_rowid",
     "decode_claim",
+    "ended",
     "new_claim_id",
     "new_id",
+    "retired",
     "scope_of",
     "with_id",
 ]
@@ -179,5 +181,27 @@ def with_id(claim: Claim, claim_id: str) -> Claim:
         claim.recorded_at, claim.invalidated_at, claim.invalidated_by, claim.polarity,
         claim.confidence, claim.memory_type, claim.sources, claim.text, claim.extractor,
         claim.meta, claim.scope, claim_id, claim.valid_to_known_at, claim.observations,
+        claim.salience,
+    )
+
+
+def ended(claim: Claim, valid_to: int, known_at: int) -> Claim:
+    """``claim`` with its valid time ended at ``valid_to``, learned at ``known_at``."""
+    return Claim(
+        claim.subject, claim.predicate, claim.object, claim.valid_from, from_micros(valid_to),
+        claim.recorded_at, claim.invalidated_at, claim.invalidated_by, claim.polarity,
+        claim.confidence, claim.memory_type, claim.sources, claim.text, claim.extractor,
+        claim.meta, claim.scope, claim.id, from_micros(known_at), claim.observations,
+        claim.salience,
+    )
+
+
+def retired(claim: Claim, at: int, by: str | None) -> Claim:
+    """``claim`` with belief in it withdrawn at ``at``, in favour of claim ``by``."""
+    return Claim(
+        claim.subject, claim.predicate, claim.object, claim.valid_from, claim.valid_to,
+        claim.recorded_at, from_micros(at), by, claim.polarity,
+        claim.confidence, claim.memory_type, claim.sources, claim.text, claim.extractor,
+        claim.meta, claim.scope, claim.id, claim.valid_to_known_at, claim.observations,
         claim.salience,
     )

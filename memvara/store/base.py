@@ -192,15 +192,21 @@ class Store(Protocol):
         ``ending_after``, only those whose valid time is open or ends after it."""
         ...
 
-    def end_claims(self, ends: Sequence[tuple[str, int, int, str | None]]) -> list[Claim]:
-        """For each ``(claim_id, valid_to, at, by)``, set ``valid_to`` as learned at ``at``
+    def end_claims(self, ends: Sequence[tuple[Claim, int, int, str | None]]) -> list[Claim]:
+        """For each ``(claim, valid_to, at, by)``, set ``valid_to`` as learned at ``at``
         because claim ``by`` (if any) took over (keeping an end learned earlier readable
-        to readers before ``at``); returns the claims as updated, in order."""
+        to readers before ``at``); returns the claims as updated, in order.
+
+        Each ``claim`` is the record as read in the caller's current transaction: the
+        store updates the row with its id and may build the result from it rather than
+        read the row back.
+        """
         ...
 
-    def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:
-        """For each ``(claim_id, at, by)``, withdraw belief at ``at`` (replaced by claim
-        ``by``, if any); returns the claims as updated, in order."""
+    def retire_claims(self, retires: Sequence[tuple[Claim, int, str | None]]) -> list[Claim]:
+        """For each ``(claim, at, by)``, withdraw belief at ``at`` (replaced by claim
+        ``by``, if any); returns the claims as updated, in order. ``claim`` is read in the
+        caller's transaction, as for ``end_claims``."""
         ...
 
     def reinforce_claim(self, claim_id: str, sources: Sequence[str], at: int) -> Claim:

@@ -48,7 +48,9 @@ from ._rows import (
     claim_row,
     claim_rowid,
     decode_claim,
+    ended,
     new_id,
+    retired,
     scope_of,
     with_id,
 )
@@ -834,38 +836,43 @@ class SQLiteStore:
                     found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
-    def end_claims(self, ends: Sequence[tuple[str, int, int, str | None]]) -> list[Claim]:
-        """Set each ``(claim_id, valid_to, at, by)``; see ``Store.end_claims``.
+    def end_claims(self, ends: Sequence[tuple[Claim, int, int, str | None]]) -> list[Claim]:
+        """Set each ``(claim, valid_to, at, by)``; see ``Store.end_claims``.
 
         An end learned earlier is kept in ``claim_closures`` by the ``claims_keep_closure``
         trigger, so a reader between the two closures still sees the end believed then.
+        The result is built from the claim passed in: reading the row back with
+        ``RETURNING`` cost ~28 us a claim here, twice the update itself.
         """
         if not ends:
             return []
         with self._writing() as conn:
-            return [
-                self._updated(conn.execute(
+            for claim, valid_to, at, by in ends:
+                self._check_updated(conn.execute(
                     "UPDATE claims SET valid_to = ?, valid_to_known_at = ?, ended_by = ?,"
                     " revised = revised OR (valid_to IS NOT NULL AND valid_to_known_at < ?)"
-                    f" WHERE rowid = ? AND id = ? RETURNING {CLAIM_COLUMNS}",
-                    (valid_to, at, by, at, claim_rowid(cid), cid),
-                ).fetchone(), cid)
-                for cid, valid_to, at, by in ends
-            ]
+                    " WHERE rowid = ? AND id = ?",
+                    (valid_to, at, by, at, claim_rowid(claim.id), claim.id),
+                ).rowcount, claim.id)
+        return [ended(claim, valid_to, at) for claim, valid_to, at, _ in ends]
 
-    def retire_claims(self, retires: Sequence[tuple[str, int, str | None]]) -> list[Claim]:
-        """Withdraw belief for each ``(claim_id, at, by)``; see ``Store.retire_claims``."""
+    def retire_claims(self, retires: Sequence[tuple[Claim, int, str | None]]) -> list[Claim]:
+        """Withdraw belief for each ``(claim, at, by)``; see ``Store.retire_claims``."""
         if not retires:
             return []
         with self._writing() as conn:
-            return [
-                self._updated(conn.execute(
+            for claim, at, by in retires:
+                self._check_updated(conn.execute(
                     "UPDATE claims SET invalidated_at = ?, invalidated_by = ?"
-                    f" WHERE rowid = ? AND id = ? RETURNING {CLAIM_COLUMNS}",
-                    (at, by, claim_rowid(cid), cid),
-                ).fetchone(), cid)
-                for cid, at, by in retires
-            ]
+                    " WHERE rowid = ? AND id = ?",
+                    (at, by, claim_rowid(claim.id), claim.id),
+                ).rowcount, claim.id)
+        return [retired(claim, at, by) for claim, at, by in retires]
+
+    @staticmethod
+    def _check_updated(count: int, claim_id: str) -> None:
+        if count != 1:
+            raise StoreError(f"claim {claim_id!r} is not in the store")
 
     @staticmethod
     def _updated(row: Sequence[object] | None, claim_id: str) -> Claim:
