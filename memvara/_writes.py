@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,7 @@ EMBED_BATCH = 256
 _NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
 ALIAS_OWNERS_CACHED = 4096
 """Owners whose learned aliases a writer keeps in memory at once."""
+_NO_ALIASES: Mapping[str, str] = MappingProxyType({})
 
 
 def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
@@ -61,10 +63,14 @@ class Writer:
         self._embedder = embedder
         self._clock = clock
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
-        self._aliases: dict[tuple[str | None, str | None], dict[str, str]] = {}
+        self._aliases: dict[tuple[str | None, str | None], Mapping[str, str]] = {}
+        self._alias_owners: set[tuple[str | None, str | None]] | None = None
+        """Who has learned aliases, read once: with thousands of users and none of them
+        aliased, a write asks the store nothing (a per-owner cache missed on every write
+        once the users outnumbered it)."""
 
     # -- learned entity aliases ---------------------------------------------------------
-    def aliases(self, scope: Scope) -> dict[str, str]:
+    def aliases(self, scope: Scope) -> Mapping[str, str]:
         """The aliases learned for ``scope``'s owner (its tenant and user), cached.
 
         A process sees aliases learned by another process after it reopens the store.
@@ -72,6 +78,10 @@ class Writer:
         owner = (scope.tenant, scope.user)
         found = self._aliases.get(owner)
         if found is None:
+            if self._alias_owners is None:
+                self._alias_owners = self._store.alias_owners()
+            if owner not in self._alias_owners:
+                return _NO_ALIASES
             if len(self._aliases) >= ALIAS_OWNERS_CACHED:
                 self._aliases.clear()
             found = self._aliases[owner] = self._store.aliases(Scope(*owner))
@@ -91,6 +101,8 @@ class Writer:
             if new == alias_key:
                 self._store.learn_alias(owner, old, target, self.now(), via)
         self._aliases.pop((owner.tenant, owner.user), None)
+        if self._alias_owners is not None:
+            self._alias_owners.add((owner.tenant, owner.user))
         return alias_key, target
 
     def key_of(self, scope: Scope, surface: str) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from memvara import Claim, Episode, InvalidArgumentError, Memvara
+from memvara import Claim, Episode, InvalidArgumentError, Memvara, SQLiteStore
 
 from .conftest import AUG, JAN, JUN, MAR, Clock, FakeLLM
 
@@ -155,6 +155,23 @@ def test_bad_aliases_are_refused(mem: Memvara, surface: str, entity: str, argume
     assert caught.value.argument == argument
     with pytest.raises(InvalidArgumentError):
         mem.backfill_entities(dry_run="no")  # type: ignore[arg-type]
+
+
+def test_writes_for_owners_without_aliases_ask_the_store_nothing(clock: Clock) -> None:
+    # Thousands of users and no aliases is the common case: one read of who has any,
+    # then no alias lookup per write, however many users outnumber the cache.
+    seen: list[str] = []
+    store = SQLiteStore(tracer=lambda sql, params: seen.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        mem.alias_entity("Bob", "Robert Smith", user="ann")
+        seen.clear()
+        for i in range(50):
+            mem.remember(f"user_{i}", "works_at", "Acme", user=f"user_{i}")
+        mem.remember("Bob", "works_at", "Globex", user="ann")
+        lookups = [sql for sql in seen if "entity_aliases" in sql]
+        assert len(lookups) == 1 and "s_user = 'ann'" in lookups[0]  # ann's, once
+        assert [c.subject for c in mem.get_all(user="ann")] == ["Bob"]
+        assert mem.history("Robert Smith", "works_at", user="ann")[0].object == "Globex"
 
 
 def test_a_writer_keeps_a_bounded_number_of_owners_aliases(

@@ -411,6 +411,11 @@ class Store(Protocol):
         """``alias_key -> entity_key`` learned for exactly ``owner``'s tenant and user."""
         ...
 
+    def alias_owners(self) -> set[tuple[str | None, str | None]]:
+        """The ``(tenant, user)`` pairs that have learned any alias (few, usually none):
+        a writer asks ``aliases()`` only for these."""
+        ...
+
     def rekey_subjects(
         self, owner: Scope, mapping: Mapping[str, str], at: int, *, dry_run: bool
     ) -> list[Claim]:

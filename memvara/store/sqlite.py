@@ -1456,6 +1456,12 @@ class SQLiteStore:
             [owner.tenant or "", owner.user or ""],
         ))
 
+    def alias_owners(self) -> set[tuple[str | None, str | None]]:
+        """Who has learned aliases; see ``Store.alias_owners``."""
+        return {(tenant or None, user or None) for tenant, user in self._query(
+            "SELECT DISTINCT s_tenant, s_user FROM entity_aliases"
+        )}
+
     def rekey_subjects(
         self, owner: Scope, mapping: Mapping[str, str], at: int, *, dry_run: bool
     ) -> list[Claim]:
