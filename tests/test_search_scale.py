@@ -21,7 +21,7 @@ import pytest
 from memvara import STATES, Claim, Memvara, SQLiteStore
 from memvara._model import Scope, TimeQuery
 from memvara._retrieve import _ordered, _tiebreak
-from memvara.store import _bm25, _nearest, _signs, _vectors
+from memvara.store import _bm25, _nearest, _signs, _sparse, _vectors
 from memvara.store._fts import match_any
 from memvara.store._vectors import VectorFile
 
@@ -272,6 +272,31 @@ def test_vector_candidates_agree_with_scoring_every_row(
                 assert got == every[:limit], query
 
 
+@pytest.mark.parametrize(("scope", "tq", "states"), [READS[0], READS[2]])
+def test_sparse_vector_candidates_are_the_exact_list(
+    big: Memvara, small_plans: None, monkeypatch: pytest.MonkeyPatch,
+    scope: Scope, tq: TimeQuery, states: tuple[str, ...],
+) -> None:
+    """Scored from postings, the list is every admitted row's product summed exactly
+    (float64), nearest first, equal products by rowid. (The other reads admit few rows,
+    which are scanned and scored by the dense pass, as before.)"""
+    monkeypatch.setattr(_vectors, "SPARSE_SLOTS", 0)
+    monkeypatch.setattr(_sparse, "BLOCK", 128)
+    store = _store(big)
+    where, params = store._claim_filter(scope, tq, states, None)
+    rows = store._query(f"SELECT claims.id, claims.rowid FROM claims WHERE {where}"
+                        " AND claims.vec_slot IS NOT NULL ORDER BY claims.rowid", params)
+    for query in QUERIES:
+        vector = big.embedder.encode([query])[0]
+        assert _sparse.is_sparse(vector)
+        exact = (store.vectors([r for _, r in rows]).astype(np.float64)
+                 @ vector.astype(np.float64)).astype(np.float32)
+        best = np.argsort(-exact, kind="stable")
+        for limit in (3, 50):
+            got = store.search_claims_vector(scope, tq, states, None, vector, limit)
+            assert got == [(rows[i][0], float(exact[i])) for i in best[:limit]], query
+
+
 def test_the_sign_pass_finds_a_stored_vector_asked_for_itself(
     big: Memvara, small_plans: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -389,6 +414,79 @@ def test_sign_bits_follow_every_write(tmp_path: Path, monkeypatch: pytest.Monkey
     assert vf.top(rows[193], 1000, 1)[0].tolist() == [170]
     other.close()
     vf.close()  # drops the bits; a later ranking maps the file and takes them again
+    assert vf.top(rows[190], 150, 1)[0].tolist() == [7]
+
+
+def _sparse_rows(rng: np.random.Generator, n: int, dim: int = 64) -> npt.NDArray[np.float32]:
+    """Rows like the hashing embedder's: a few nonzero buckets, two of them in every row."""
+    rows = np.zeros((n, dim), dtype=np.float32)
+    for row in rows:
+        row[rng.choice(dim, size=5, replace=False)] = rng.choice([-2.0, -1.0, 1.0, 3.0], size=5)
+        row[[0, 1]] += 1.0
+    return rows
+
+
+def test_postings_score_like_the_float64_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_sparse, "BLOCK", 32)
+    monkeypatch.setattr(_sparse, "STALE", 4)
+    rng = np.random.default_rng(6)
+    rows = _sparse_rows(rng, 100)
+    rows[[3, 40]] = 0.0  # blank slots
+    rows[64:96] = rng.standard_normal((32, 64)).astype(np.float32)  # a dense block
+    postings = _sparse.Postings()
+
+    def check(count: int, query: npt.NDArray[np.float32]) -> None:
+        want = (rows[:count].astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
+        got = postings.scores(postings.blocks(rows[:count]), rows[:count], query, _vectors.dot)
+        dense = slice(64, min(count, 96))  # scored by the dense pass, to its rounding
+        np.testing.assert_allclose(got[dense], want[dense], rtol=1e-5, atol=1e-6)
+        got[dense] = want[dense]
+        assert got.tolist() == want.tolist()
+
+    query = rows[7].copy()
+    query[9] = 0.5  # a bucket in no row: its postings are empty
+    check(50, query)  # builds blocks 0 and 1 (18 slots)
+    check(53, query)  # 3 slots past block 1's postings: scored densely
+    check(60, query)  # 10 past: block 1 is rebuilt
+    check(100, query)  # block 2 is dense, block 3 sparse
+    check(100, np.eye(64, dtype=np.float32)[0])  # only a column
+    check(100, np.eye(64, dtype=np.float32)[9])  # only a (missing) posting list
+    rows[40] = rows[8]  # another process fills a blank slot: always scored densely
+    check(100, query)
+    rows[8] = rows[9]  # this process rewrites slot 8: told, the block is dropped
+    postings.forget(np.array([8, 99, 200], dtype=np.int64))
+    check(100, query)
+    postings.forget(np.array([31], dtype=np.int64))  # block 0 is gone already
+    postings.clear()
+    check(30, query)  # rows shrank: the count, not the block, bounds the scores
+    check(20, query)
+    assert not _sparse.is_sparse(np.zeros(64, dtype=np.float32))
+    assert not _sparse.is_sparse(np.ones(64, dtype=np.float32))
+
+
+def test_sparse_ranking_follows_every_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_vectors, "SPARSE_SLOTS", 0)
+    monkeypatch.setattr(_sparse, "BLOCK", 64)
+    monkeypatch.setattr(_sparse, "STALE", 8)
+    path = str(tmp_path / "v.vecs")
+    vf = VectorFile(path, None)
+    rows = _sparse_rows(np.random.default_rng(7), 200)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    filled = [slot for slot in range(1, 150) if slot != 60]
+    vf.write(filled, rows[filled])
+    assert vf.top(rows[7], 150, 1)[0].tolist() == [7]  # the postings are built here
+    vf.write([155], rows[195:196])  # past the postings: scored densely
+    vf.write([7], rows[190:191])  # this process rewrites a slot: its block is rebuilt
+    assert vf.top(rows[190], 150, 1)[0].tolist() == [7]
+    other = VectorFile(path, 64)  # another process fills an empty slot...
+    other.write([60], rows[192:193])
+    other.write([170], rows[193:194])  # ...and grows the file past this one's mapping
+    assert vf.top(rows[192], 150, 1)[0].tolist() == [60]
+    assert vf.top(rows[193], 1000, 1)[0].tolist() == [170]
+    vf.zero([170])
+    assert 170 not in vf.top(rows[193], 1000, 1)[0].tolist()
+    other.close()
+    vf.close()  # drops the postings; a later ranking builds them again
     assert vf.top(rows[190], 150, 1)[0].tolist() == [7]
 
 

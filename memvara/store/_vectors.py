@@ -35,12 +35,17 @@ import numpy as np
 import numpy.typing as npt
 
 from .._errors import DimensionMismatchError, StorageFullError, StoreCorruptError, StoreError
-from . import _signs
+from . import _signs, _sparse
 
-__all__ = ["EXACT_SLOTS", "PREFILTER", "VectorFile", "dot", "read_header"]
+__all__ = ["EXACT_SLOTS", "PREFILTER", "SPARSE_SLOTS", "VectorFile", "dot", "read_header"]
 
 EXACT_SLOTS = 1 << 13
 """Up to this many slots ``top`` scores every one exactly (16 MB at 512-d)."""
+SPARSE_SLOTS = 2048
+"""From this many slots on, a sparse query (``HashingEmbedder``'s) is scored exactly from
+postings of the nonzero values (``_sparse``) when the rows are sparse too: ~0.4 ms
+against ~1-2 ms for the dense pass at 8,000 slots, and exact where the sign-bit pass
+approximates."""
 PREFILTER = 2048
 """Past ``EXACT_SLOTS``, how many slots the sign-bit pass hands to exact scoring, at
 least: also at least a 32nd of the slots and 8 per wanted one. With all-MiniLM-L6-v2
@@ -103,6 +108,7 @@ class VectorFile:
         self._signs: _signs.Bits | None = None
         self._signed = 0
         self._blank: set[int] = set()
+        self._postings = _sparse.Postings()  # for sparse queries over sparse rows
         if path is not None and os.path.exists(path):
             self._open_existing(path)
 
@@ -292,6 +298,7 @@ class VectorFile:
             self._flush_locked()
             self._rows = self._mapping = None
             self._signs, self._signed, self._blank = None, 0, set()
+            self._postings.clear()
 
     # -- ranking ------------------------------------------------------------------------
     def _head(self, count: int) -> Matrix | None:
@@ -317,7 +324,12 @@ class VectorFile:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         count = rows.shape[0]
         pool = max(PREFILTER, count // 32, 8 * want)
-        if count <= EXACT_SLOTS or pool >= count:
+        if count >= SPARSE_SLOTS and _sparse.is_sparse(vector):
+            slots = np.arange(count, dtype=np.int64)
+            with self._lock:
+                blocks = self._postings.blocks(rows)
+            scores = _sparse.Postings.scores(blocks, rows, vector, dot)
+        elif count <= EXACT_SLOTS or pool >= count:
             slots = np.arange(count, dtype=np.int64)
             scores = dot(rows, vector)
         else:
@@ -367,8 +379,9 @@ class VectorFile:
             return signs[:, :count]
 
     def _resign(self, slots: Slots) -> None:
-        """Keep the sign bits of ``slots`` current after this process wrote them (called
-        with the lock held)."""
+        """Keep the sign bits and postings of ``slots`` current after this process wrote
+        them (called with the lock held)."""
+        self._postings.forget(slots)
         signs, rows = self._signs, self._rows
         if signs is None or rows is None:
             return
