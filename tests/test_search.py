@@ -231,11 +231,16 @@ def test_a_reply_without_the_question_s_words_is_found_through_its_neighbour(
                  Episode("Caroline: that sounds lovely", role="user")])
         for i in range(30):  # spelled like the query (the vectors' favourites), no shared word
             mem.add(Episode(f"Melanie: potters {i} love classic classy pottage", role="user"))
-        found = _texts(mem, "pottery class", k=3, include_episodes=True)
+        found = _texts(mem, "pottery class", k=4, include_episodes=True)
         assert found[0] == "Caroline: how did the pottery class go on Friday?"
-        # the turns on either side share no word with the query; two turns away, no lending
-        assert set(found[1:]) == {"Melanie: we were awestruck and humbled, honestly",
-                                  "Melanie: guess what we did at the weekend"}
+        # the turns on either side share no word with the query: they get half its score
+        assert set(found[1:3]) == {"Melanie: we were awestruck and humbled, honestly",
+                                   "Melanie: guess what we did at the weekend"}
+        # the turn two after it, a quarter: still ahead of every turn the query misses
+        assert found[3] == "Caroline: that sounds lovely"
+        scores = [r.explain.bm25_score or 0.0 for r in mem.search(
+            "pottery class", k=4, include_episodes=True)]
+        assert scores[1:] == pytest.approx([0.5 * scores[0], 0.5 * scores[0], 0.25 * scores[0]])
 
 
 def test_a_neighbour_comes_only_from_the_turn_s_own_scope_and_time(clock: Clock) -> None:

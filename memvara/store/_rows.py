@@ -71,8 +71,12 @@ def new_claim_id(rowid: int, *parts: object) -> str:
     return f"c{rowid}-{digest.hexdigest()}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def claim_rowid(claim_id: str) -> int:
-    """The rowid a claim id addresses; ``0`` (no row) for a string that is not one."""
+    """The rowid a claim id addresses; ``0`` (no row) for a string that is not one.
+
+    Cached: a search turns ~100 candidate ids back into rowids, mostly the same ones
+    from one search to the next (~1.2 us a parse here, ~0.1 us a cache hit)."""
     head, _, digest = claim_id.partition("-")
     if len(digest) != 8 or not head.startswith("c") or not head[1:].isdigit():
         return 0
