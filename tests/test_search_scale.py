@@ -212,6 +212,34 @@ def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_pl
         assert counted() == 2 * first
 
 
+def test_rank_fields_of_claims_the_vector_probe_admitted_cost_no_query(
+    clock: Clock, tmp_path: Path
+) -> None:
+    # Inside one snapshot the probe that admits a ranked row has read its rank fields;
+    # rank_fields asks SQL only for the other ids, and both ways give the same fields.
+    statements: list[str] = []
+    store = SQLiteStore(str(tmp_path / "m.db"), tracer=lambda sql, params: statements.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        _fill(mem, 2_000)
+        mem.search("warm up")
+        tq = TimeQuery(known_at=10**18, valid_at=None)
+        vector = mem._core.retriever._embedder.encode(["where does user_7 live?"])[0]
+        others = [c.id for c in mem.get_all()[:5]]
+        with store.snapshot():
+            near = [cid for cid, _ in store.search_claims_vector(
+                Scope(), tq, STATES, None, vector, 20)]
+            statements.clear()
+            wanted = list(dict.fromkeys([*near, *others]))
+            inside = store.rank_fields(wanted)
+            lookups = [s for s in statements if "FROM claims" in s]
+        rest = [cid for cid in others if cid not in near]
+        assert len(near) == 20 and rest and len(lookups) == 1
+        asked = lookups[0].split("rowid IN (")[1].split(")")[0].split(",")
+        assert len(asked) == len(rest)  # only the ids the probe did not read
+        assert inside == store.rank_fields(wanted)  # outside a snapshot: all from SQL
+        assert set(inside) == set(wanted)
+
+
 def test_bm25_bounds_and_records() -> None:
     assert _bm25.idf(100, 50) == _bm25.IDF_FLOOR  # log(1) = 0: FTS5 floors it
     assert _bm25.idf(100, 1) == pytest.approx(np.log(99.5 / 1.5))

@@ -50,10 +50,13 @@ def nearest_admitted(
     scope_params: Sequence[object],
     vector: npt.NDArray[np.float32],
     limit: int,
+    columns: str = "",
+    seen: dict[str, tuple[Any, ...]] | None = None,
 ) -> list[tuple[str, float]]:
     """Up to ``limit`` ``(id, cosine)`` of ``table``'s rows that ``where`` admits and that
     have a vector, nearest first (equal scores by rowid); ``scope_where`` is the part of
-    ``where`` an index can count."""
+    ``where`` an index can count. With ``columns`` (``", a, b"``), the probe that admits
+    a ranked row also reads those columns into ``seen[id]``: it reads the row anyway."""
     if limit <= 0 or vectors.dim != vector.shape[0]:
         return []
     (top,) = query(f"SELECT max(rowid) FROM {table}", [])[0]
@@ -71,28 +74,33 @@ def nearest_admitted(
             return bool(seen < scan_at)
 
         found = _ranked_first(query, vectors, table, where, params, vector, limit, count,
-                              scope_is_small)
+                              scope_is_small, columns, seen)
         if found is not None:
             return found
     return _scan(query, vectors, table, where, params, vector, limit)
 
 
 def _admitted(
-    query: Query, table: str, where: str, params: Sequence[object], rowids: Sequence[int]
+    query: Query, table: str, where: str, params: Sequence[object], rowids: Sequence[int],
+    columns: str = "", seen: dict[str, tuple[Any, ...]] | None = None,
 ) -> dict[int, str]:
     found: dict[int, str] = {}
     for start in range(0, len(rowids), _CHUNK):
         chunk = rowids[start : start + _CHUNK]
-        found.update(query(
-            f"SELECT rowid, id FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})"
-            f" AND vec_slot = rowid AND {where}", [*chunk, *params]))
+        rows = query(
+            f"SELECT rowid, id{columns} FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})"
+            f" AND vec_slot = rowid AND {where}", [*chunk, *params])
+        for row in rows:
+            found[row[0]] = row[1]
+            if seen is not None:
+                seen[row[1]] = row[2:]
     return found
 
 
 def _ranked_first(
     query: Query, vectors: VectorFile, table: str, where: str, params: Sequence[object],
     vector: npt.NDArray[np.float32], limit: int, count: int,
-    scope_is_small: Callable[[], bool],
+    scope_is_small: Callable[[], bool], columns: str, seen: dict[str, tuple[Any, ...]] | None,
 ) -> list[tuple[str, float]] | None:
     """Steps 1-3 of the module docstring; ``None`` when it is time to scan."""
     admitted: dict[int, str] = {}
@@ -102,7 +110,7 @@ def _ranked_first(
         slots, scores = vectors.top(vector, count, want)
         ranked = slots.tolist()
         fresh = [slot for slot in ranked if slot not in checked]
-        admitted.update(_admitted(query, table, where, params, fresh))
+        admitted.update(_admitted(query, table, where, params, fresh, columns, seen))
         checked.update(fresh)
         kept = [(admitted[slot], float(score))
                 for slot, score in zip(ranked, scores.tolist()) if slot in admitted]

@@ -70,6 +70,8 @@ _RESERVATION = (
     " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_%s')"
 )
 """Where new rows of a table go: its highest rowid and its text index's watermark."""
+_RANK_COLUMNS = "text, predicate, valid_from, confidence, observations, salience"
+"""What ``search()`` ranks a claim by, in ``RankFields``' order."""
 """Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
 
 TEXT_INDEX_BATCH = 256
@@ -1081,17 +1083,20 @@ class SQLiteStore:
         sidecar first and filtered in rank order (``_nearest``); see
         ``Store.search_claims_vector``."""
         where, params = self._claim_filter(scope, tq, states, memory_types)
-        return self._nearest("claims", scope, where, params, vector, limit)
+        return self._nearest("claims", scope, where, params, vector, limit,
+                             getattr(self._local, "ranked", None))
 
     def _nearest(
         self, table: str, scope: Scope, where: str, params: Sequence[object],
         vector: npt.NDArray[np.float32], limit: int,
+        ranked: dict[str, tuple[Any, ...]] | None = None,
     ) -> list[tuple[str, float]]:
         scope_where, scope_params = _sql.scope_visible(scope, f"{table}.")
         with self._search_reads() as (query, _):
             return nearest_admitted(
                 query, self._vectors[table], table=table, where=where, params=params,
                 scope_where=scope_where, scope_params=scope_params, vector=vector, limit=limit,
+                columns="" if ranked is None else f", {_RANK_COLUMNS}", seen=ranked,
             )
 
     def claims_at(self, claim_ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:
@@ -1112,11 +1117,19 @@ class SQLiteStore:
         """What ``search()`` ranks each of these claims by, without decoding whole claims
         (see ``RankFields``); ids with no row are left out."""
         found: dict[str, RankFields] = {}
-        for start in range(0, len(claim_ids), 400):
-            chunk = set(claim_ids[start : start + 400])
+        ranked = getattr(self._local, "ranked", None) or {}
+        missing: list[str] = []
+        for cid in claim_ids:
+            row = ranked.get(cid)
+            if row is None:
+                missing.append(cid)
+            else:
+                found[cid] = RankFields._make(row)
+        for start in range(0, len(missing), 400):
+            chunk = set(missing[start : start + 400])
             for row in self._query(
-                    "SELECT id, text, predicate, valid_from, confidence, observations, salience"
-                    f" FROM claims WHERE rowid IN ({','.join('?' * len(chunk))})",
+                    f"SELECT id, {_RANK_COLUMNS} FROM claims"
+                    f" WHERE rowid IN ({','.join('?' * len(chunk))})",
                     [claim_rowid(c) for c in chunk]):
                 if row[0] in chunk:
                     found[row[0]] = RankFields._make(row[1:])  # columns in field order
@@ -1332,7 +1345,8 @@ class SQLiteStore:
     def _snapshot(self) -> Iterator[None]:
         if self._memory:
             with self._lock:  # one shared connection: hold it, no write can interleave
-                yield
+                with self._ranking():
+                    yield
             return
         conn = self._conn()
         if conn.in_transaction:  # inside a write, or a snapshot already open here
@@ -1343,9 +1357,24 @@ class SQLiteStore:
         except sqlite3.Error as exc:  # pragma: no cover - BEGIN DEFERRED takes no lock
             raise _translate(exc) from exc
         try:
-            yield
+            with self._ranking():
+                yield
         finally:
             conn.execute("COMMIT")
+
+    @contextmanager
+    def _ranking(self) -> Iterator[None]:
+        """For one snapshot: the rank fields of the claims its vector search admitted
+        (the probe that admits a row reads it anyway), so ``rank_fields`` asks SQL only
+        for the rest. Kept per thread; a nested snapshot shares its outer one's."""
+        if getattr(self._local, "ranked", None) is not None:
+            yield
+            return
+        self._local.ranked = {}
+        try:
+            yield
+        finally:
+            self._local.ranked = None
 
     def claim_at(
         self, claim_id: str, scope: Scope, tq: TimeQuery
