@@ -70,8 +70,10 @@ _RESERVATION = (
     " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_%s')"
 )
 """Where new rows of a table go: its highest rowid and its text index's watermark."""
-_RESERVING_SLOTS = 8
-"""A slot read of at most this many slots inside a write also reserves the new rows."""
+_RESERVING_SLOTS = 1
+"""A slot read of at most this many slots inside a write also reserves the new rows: one,
+a single ``remember()``'s. A bulk write reads a few slots per scope, many times, and a
+reservation on each would be work it does not need."""
 _RANK_COLUMNS = "text, predicate, valid_from, confidence, observations, salience"
 """What ``search()`` ranks a claim by, in ``RankFields``' order."""
 """Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
@@ -823,9 +825,9 @@ class SQLiteStore:
         if ending_after is not None:
             where.append(ending_after)
         with self._reading() as conn:
-            # Inside this thread's write, a small read also takes the reservation for
-            # the insert that usually follows (see ``_slot_sql``). A bulk write's own
-            # statement costs it little, and its LEFT JOIN would return a row per slot.
+            # Inside this thread's write, a one-slot read (a single write's) also takes
+            # the reservation for the insert that follows (see ``_slot_sql``). A bulk
+            # write reads slots scope by scope and reserves once with its own statement.
             reserve = (len(keys) <= _RESERVING_SLOTS and self._depth > 0
                        and self._owner == threading.get_ident())
             for start in range(0, len(keys), 400):
