@@ -162,15 +162,14 @@ class Retriever:
                 by_vector = [*by_vector, *turn_vector]
                 by_text = [*by_text, *turn_text]
             half_lives: dict[str, float | None] = {}
-            memo: dict[str, str] = {}  # text -> tiebreak hash, for this search
             scored = [
                 _Scored(key, texts[key], hit, self.vector_weight,
                         *(self._claim_factors(claims[key], tq, half_lives) if key in claims
                           else _RECORD))
-                for key, hit in _merge(by_vector, by_text, texts, memo).items()
+                for key, hit in _merge(by_vector, by_text, texts).items()
             ]
             scored = _ordered([c for c in scored if c.score >= min_score],
-                              lambda c: c.score, lambda c: c.text, memo)
+                              lambda c: c.score, lambda c: c.text)
             keep = k if self._reranker is None else max(k, self._rerank_top_n)
             results = self._results(scored[:keep], decoded, episodes, tq)
         if self._reranker is not None and results:
@@ -312,50 +311,40 @@ def _merge(
     vector: Sequence[tuple[str, float]],
     text: Sequence[tuple[str, float]],
     texts: dict[str, str],
-    memo: dict[str, str],
 ) -> dict[str, _Hit]:
     """Rank each list (equal scores ordered by content, not by row order) and join them;
     ids with no text (gone since the lists were read) are dropped."""
     hits: dict[str, _Hit] = {}
-    for rank, (key, score) in enumerate(_ranked(vector, texts, memo), start=1):
+    for rank, (key, score) in enumerate(_ranked(vector, texts), start=1):
         hit = hits.setdefault(key, _Hit())
         hit.vector_rank, hit.vector_score = rank, score
-    for rank, (key, score) in enumerate(_ranked(text, texts, memo), start=1):
+    for rank, (key, score) in enumerate(_ranked(text, texts), start=1):
         hit = hits.setdefault(key, _Hit())
         hit.bm25_rank, hit.bm25_score = rank, score
     return hits
 
 
 def _ranked(
-    found: Sequence[tuple[str, float]], texts: dict[str, str], memo: dict[str, str]
+    found: Sequence[tuple[str, float]], texts: dict[str, str]
 ) -> list[tuple[str, float]]:
     """A list best first, scores compared to 9 decimals (so float noise does not decide)."""
     kept = [(round(score, 9), key, score) for key, score in found if key in texts]
     return [(key, score) for _, key, score in
-            _ordered(kept, lambda item: item[0], lambda item: texts[item[1]], memo)]
+            _ordered(kept, lambda item: item[0], lambda item: texts[item[1]])]
 
 
 def _ordered(
-    items: list[_T], score: Callable[[_T], float], text: Callable[[_T], str],
-    memo: dict[str, str],
+    items: list[_T], score: Callable[[_T], float], text: Callable[[_T], str]
 ) -> list[_T]:
     """``items`` by descending score, equal scores by a hash of their text: the order of
-    ``sorted(key=(-score, _tiebreak(text)))``, hashing only texts whose scores tie, each
-    once per ``memo``."""
+    ``sorted(key=(-score, _tiebreak(text)))``, hashing only texts whose scores tie."""
     ordered: list[_T] = []
     for _, run in groupby(sorted(items, key=score, reverse=True), key=score):  # stable
         tied = list(run)
         if len(tied) > 1:
-            tied.sort(key=lambda item: _memo_tiebreak(text(item), memo))
+            tied.sort(key=lambda item: _tiebreak(text(item)))
         ordered.extend(tied)
     return ordered
-
-
-def _memo_tiebreak(text: str, memo: dict[str, str]) -> str:
-    found = memo.get(text)
-    if found is None:
-        found = memo[text] = _tiebreak(text)
-    return found
 
 
 def _decay(tq: TimeQuery, since_s: float, half_life_s: float) -> float:

@@ -536,7 +536,7 @@ def test_equal_scores_order_by_content_hash_like_a_full_sort() -> None:
     rng = random.Random(4)
     items = [(rng.choice([0.5, 0.25, 1.0, 0.125]), f"text {i}") for i in range(300)]
     expected = sorted(items, key=lambda it: (-it[0], _tiebreak(it[1])))
-    assert _ordered(list(items), lambda it: it[0], lambda it: it[1], {}) == expected
+    assert _ordered(list(items), lambda it: it[0], lambda it: it[1]) == expected
 
 
 def test_rank_fields_agree_with_the_claims(big: Memvara) -> None:
