@@ -70,10 +70,6 @@ _RESERVATION = (
     " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_%s')"
 )
 """Where new rows of a table go: its highest rowid and its text index's watermark."""
-_RESERVING_SLOTS = 1
-"""A slot read of at most this many slots inside a write also reserves the new rows: one,
-a single ``remember()``'s. A bulk write reads a few slots per scope, many times, and a
-reservation on each would be work it does not need."""
 _RANK_COLUMNS = "text, predicate, valid_from, confidence, observations, salience"
 """What ``search()`` ranks a claim by, in ``RankFields``' order."""
 """Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
@@ -162,20 +158,15 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False) -> str:
     where, _ = _sql.scope_exact(Scope(), "claims.")
     if bounded:
         where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
-    if reserve:
-        return (
-            f"WITH wanted (k, p) AS (VALUES {','.join(['(?, ?)'] * n_slots)})"
-            f" SELECT {CLAIM_COLUMNS}, claims.subject_key, {_RESERVATION % ('claims', 'claims')}"
-            " FROM wanted LEFT JOIN claims"
-            " ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
-            f" AND {where} AND claims.invalidated_at IS NULL"
-            " ORDER BY claims.valid_from, claims.rowid"
-        )
+    extra, join, condition = (
+        (f", {_RESERVATION % ('claims', 'claims')}", "LEFT JOIN", "AND") if reserve
+        else ("", "CROSS JOIN", "WHERE")
+    )
     return (
         f"WITH wanted (k, p) AS (VALUES {','.join(['(?, ?)'] * n_slots)})"
-        f" SELECT {CLAIM_COLUMNS}, claims.subject_key FROM wanted CROSS JOIN claims"
+        f" SELECT {CLAIM_COLUMNS}, claims.subject_key{extra} FROM wanted {join} claims"
         f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
-        f" WHERE {where} AND claims.invalidated_at IS NULL"
+        f" {condition} {where} AND claims.invalidated_at IS NULL"
         f" ORDER BY claims.valid_from, claims.rowid"
     )
 
@@ -827,8 +818,9 @@ class SQLiteStore:
         with self._reading() as conn:
             # Inside this thread's write, a one-slot read (a single write's) also takes
             # the reservation for the insert that follows (see ``_slot_sql``). A bulk
-            # write reads slots scope by scope and reserves once with its own statement.
-            reserve = (len(keys) <= _RESERVING_SLOTS and self._depth > 0
+            # write reads a few slots per scope, many times, and reserves once with its
+            # own statement.
+            reserve = (len(keys) == 1 and self._depth > 0
                        and self._owner == threading.get_ident())
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
