@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import random
 import statistics
@@ -38,11 +37,11 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
-from _report import environment
+from _report import environment, save_rows, tally
 
 from memvara import Claim, DegradedExtractionWarning, Memvara, NullLLM, SQLiteStore
 
@@ -298,12 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if owned is not None:
             owned.cleanup()
     print(table(rows))
-    fails = [r for r in rows if r.passed is False]
-    print(f"\n{len(rows) - len(fails)} of {len(rows)} rows pass or are informational;"
-          f" {len(fails)} FAIL.")
+    print(f"\n{tally(rows)}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"environment": env, "rows": [asdict(r) for r in rows]}, handle, indent=2)
+        save_rows(args.json, env, rows)
     return 0
 
 

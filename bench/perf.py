@@ -46,7 +46,6 @@ import argparse
 import cProfile
 import gc
 import io
-import json
 import os
 import pstats
 import random
@@ -56,10 +55,10 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from _report import environment
+from _report import environment, save_rows, tally
 
 from memvara import Claim, DegradedExtractionWarning, Memvara, Scope, SQLiteStore
 
@@ -553,14 +552,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             owned.cleanup()
     rows.extend(_flatness(rows, args.layout_list))
     print(_table(rows))
-    fails = [r for r in rows if r.passed is False]
-    print(f"\n{len(rows) - len(fails)} of {len(rows)} rows pass or are informational;"
-          f" {len(fails)} FAIL. Total {time.perf_counter() - started:.0f} s.")
+    print(f"\n{tally(rows)} Total {time.perf_counter() - started:.0f} s.")
     for text in profiles:
         print(text)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"environment": env, "rows": [asdict(r) for r in rows]}, handle, indent=2)
+        save_rows(args.json, env, rows)
     return 0
 
 

@@ -831,7 +831,6 @@ class _MemoryAPI:
             )
         return names
 
-
     def neighborhood(
         self,
         entity: str,
