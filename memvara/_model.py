@@ -6,10 +6,10 @@ mutable crosses it, so a caller holding a ``Claim`` can never observe a later wr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from ._errors import InvalidArgumentError
 
@@ -27,6 +27,7 @@ __all__ = [
     "State",
     "TimeQuery",
     "WriteReceipt",
+    "assemble_claim",
 ]
 
 State = Literal["live", "ended", "retired"]
@@ -143,6 +144,55 @@ class Claim:
         if self.valid_to is not None:
             return "ended"
         return "live"
+
+
+def _setter(name: str) -> Callable[[Claim, Any], None]:
+    """The slot descriptor's ``__set__`` for one of ``Claim``'s fields."""
+    setter: Callable[[Claim, Any], None] = getattr(Claim, name).__set__
+    return setter
+
+
+(_subject, _predicate, _object, _valid_from, _valid_to, _recorded_at, _invalidated_at,
+ _invalidated_by, _polarity, _confidence, _memory_type, _sources, _text, _extractor, _meta,
+ _scope, _id, _valid_to_known_at, _observations, _salience) = (
+    _setter(f.name) for f in fields(Claim))
+_new = object.__new__
+
+
+def assemble_claim(
+    subject: str, predicate: str, obj: str, valid_from: datetime | None,
+    valid_to: datetime | None, recorded_at: datetime | None, invalidated_at: datetime | None,
+    invalidated_by: str | None, polarity: int, confidence: float, memory_type: str,
+    sources: tuple[str, ...], text: str, extractor: str, meta: Meta, scope: Scope,
+    claim_id: str, valid_to_known_at: datetime | None, observations: int, salience: float,
+) -> Claim:
+    """``Claim(...)`` with every field given, in field order, at half the cost: the
+    frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``,
+    this sets the slots directly. For the store's decoders and the writer, which build
+    a claim per row; everything else calls ``Claim``.
+    """
+    claim = _new(Claim)
+    _subject(claim, subject)
+    _predicate(claim, predicate)
+    _object(claim, obj)
+    _valid_from(claim, valid_from)
+    _valid_to(claim, valid_to)
+    _recorded_at(claim, recorded_at)
+    _invalidated_at(claim, invalidated_at)
+    _invalidated_by(claim, invalidated_by)
+    _polarity(claim, polarity)
+    _confidence(claim, confidence)
+    _memory_type(claim, memory_type)
+    _sources(claim, sources)
+    _text(claim, text)
+    _extractor(claim, extractor)
+    _meta(claim, meta)
+    _scope(claim, scope)
+    _id(claim, claim_id)
+    _valid_to_known_at(claim, valid_to_known_at)
+    _observations(claim, observations)
+    _salience(claim, salience)
+    return claim
 
 
 @dataclass(frozen=True, slots=True)

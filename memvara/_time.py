@@ -30,8 +30,22 @@ def system_clock() -> datetime:
     return datetime.now(timezone.utc)
 
 
+_last_converted: tuple[object, int] = (object(), 0)
+"""The last instant ``to_micros`` converted and its result. A write converts one
+``recorded_at`` (and often one ``valid_from``) for every claim of a batch: the same
+object each time, so it is converted once. Datetimes are immutable, and the pair is
+replaced whole, so a reader on another thread sees an old pair or a new one."""
+_last_made: tuple[int, datetime] = (0, _EPOCH)
+"""The last instant ``from_micros`` made: a write stamps each claim with the same
+instant, and handing back one object lets ``to_micros`` find it above."""
+
+
 def to_micros(value: object, argument: str) -> int:
     """Convert a datetime to integer UTC microseconds, naming ``argument`` on bad input."""
+    global _last_converted
+    last = _last_converted
+    if value is last[0]:
+        return last[1]
     if not isinstance(value, datetime):
         raise InvalidTimeError(
             argument, f"expected a datetime, got {type(value).__name__} {value!r:.60}"
@@ -42,6 +56,7 @@ def to_micros(value: object, argument: str) -> int:
     micros = (value - _EPOCH) // _MICROSECOND
     if not _FIRST <= micros <= _LAST:  # an offset pushed it past year 1 or 9999 in UTC
         raise InvalidTimeError(argument, f"{value!r:.60} is outside the years 1 to 9999 in UTC")
+    _last_converted = (value, micros)
     return micros
 
 
@@ -52,7 +67,13 @@ def optional_micros(value: object, argument: str) -> int | None:
 
 def from_micros(value: int) -> datetime:
     """The timezone-aware UTC datetime for stored microseconds."""
-    return _EPOCH + _MICROSECOND * value
+    global _last_made
+    last = _last_made
+    if value == last[0]:
+        return last[1]
+    made = _EPOCH + _MICROSECOND * value
+    _last_made = (value, made)
+    return made
 
 
 def now_micros(clock: Clock) -> int:

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from . import _args
 from ._entities import entity_key
 from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
-from ._model import Claim, Episode, Scope, WriteReceipt
+from ._model import Claim, Episode, Scope, WriteReceipt, assemble_claim
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
@@ -194,9 +194,11 @@ class Writer:
             end, valid_to = _instant(valid_to, "valid_to")
             if end <= start:
                 raise InvalidTimeError("valid_to", "must be later than valid_from")
-        if text is None:
+        if text is None:  # rendered from checked parts: needs no check of its own
             text = render(subject, predicate, obj, polarity)
-        return Claim(
+        else:
+            text = _args.check_text(text, "text")
+        return assemble_claim(
             subject,
             predicate,
             obj,
@@ -209,12 +211,14 @@ class Writer:
             _args.check_confidence(confidence),
             _args.check_memory_type(memory_type),
             () if sources == () else _args.check_sources(sources),
-            _args.check_text(text, "text"),
+            text,
             _args.check_text(extractor, "extractor") if extractor is not None else "remember",
             _args.check_meta(meta) if meta else {},
             scope,
             "",
             None if valid_to is None else recorded_at,  # an end written now is known now
+            1,
+            1.0,
         )
 
     def _encode_texts(self, texts: list[str]) -> npt.NDArray[np.float32]:
@@ -278,7 +282,7 @@ class Writer:
         by_scope: dict[Scope, list[int]] = {}
         for i, claim in enumerate(claims):
             by_scope.setdefault(claim.scope, []).append(i)
-        batch: list[tuple[int, Plan]] = []  # claims alone in their slot: one insert for all
+        batch: list[tuple[int, str, Plan]] = []  # claims alone in their slot: one insert for all
         one_by_one: list[int] = []
         for scope, indices in by_scope.items():
             slots = [(self.key_of(scope, claims[i].subject), claims[i].predicate) for i in indices]
@@ -292,7 +296,7 @@ class Writer:
                     one_by_one.append(i)
                 else:
                     current = [c for c in existing[slot] if c.id not in skip_ids]
-                    batch.append((i, self._plan(claims[i], current, close)))
+                    batch.append((i, slot[0], self._plan(claims[i], current, close)))
         self._commit_plans(claims, vectors, batch, outcome)
         for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
             self._apply_one(claims, i, vectors, close, outcome, skip_ids)
@@ -312,7 +316,8 @@ class Writer:
             claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from")
         )[slot]
         current = [c for c in found if c.id not in skip_ids] if skip_ids else found
-        self._commit_plans(claims, vectors, [(i, self._plan(claim, current, close))], outcome)
+        self._commit_plans(
+            claims, vectors, [(i, slot[0], self._plan(claim, current, close))], outcome)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         cardinality = self._registry.spec(claim.predicate).cardinality
@@ -327,29 +332,28 @@ class Writer:
         self,
         claims: Sequence[Claim],
         vectors: npt.NDArray[np.float32] | None,
-        batch: Sequence[tuple[int, Plan]],
+        batch: Sequence[tuple[int, str, Plan]],
         outcome: _Outcome,
     ) -> None:
+        """Apply each ``(claim index, subject key, plan)``: reinforcements one by one,
+        the new claims in one insert, then the closures they cause."""
         store = self._store
-        for i, plan in batch:
+        for i, _, plan in batch:
             if plan.reinforce is not None:
                 outcome.reinforced.append(store.reinforce_claim(
                     plan.reinforce.id, claims[i].sources,
                     to_micros(claims[i].recorded_at, "recorded_at"),
                 ))
-        inserts = [(i, plan) for i, plan in batch if plan.reinforce is None]
+        inserts = [(i, key, plan) for i, key, plan in batch if plan.reinforce is None]
         if not inserts:
             return
-        new = [_bounded(claims[i], plan.valid_to) for i, plan in inserts]
-        rows = None if vectors is None else vectors[[i for i, _ in inserts]]
-        keys = None
-        if any(self.aliases(c.scope) for c in new):
-            keys = [self.key_of(c.scope, c.subject) for c in new]
-        stored = store.insert_claims(new, rows, keys)
+        new = [_bounded(claims[i], plan.valid_to) for i, _, plan in inserts]
+        rows = None if vectors is None else vectors[[i for i, _, _ in inserts]]
+        stored = store.insert_claims(new, rows, [key for _, key, _ in inserts])
         outcome.added.extend(stored)
         ends: list[tuple[Claim, int, int, str | None]] = []
         retires: list[tuple[Claim, int, str | None]] = []
-        for claim, (_, plan) in zip(stored, inserts):
+        for claim, (_, _, plan) in zip(stored, inserts):
             ends.extend((old, valid_to, at, claim.id) for old, valid_to, at in plan.end)
             retires.extend((old, at, claim.id) for old, at in plan.retire)
         outcome.ended.extend(store.end_claims(ends))

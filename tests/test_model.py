@@ -56,3 +56,20 @@ def test_with_id_copies_every_field() -> None:
     copied = with_id(full, "new")
     assert copied == replace(full, id="new")
     assert all(getattr(copied, f.name) == getattr(full, f.name) for f in fields(Claim) if f.name != "id")
+
+
+def test_assemble_claim_equals_the_dataclass_built_from_the_same_fields() -> None:
+    from dataclasses import astuple, fields
+
+    from memvara._model import assemble_claim
+
+    full = Claim("u", "p", "o", valid_from=JAN, valid_to=JUN, recorded_at=JAN,
+                 invalidated_at=JUN, invalidated_by="c2", polarity=-1, confidence=0.5,
+                 memory_type="episodic", sources=("e1",), text="t", extractor="x",
+                 meta={"k": 1}, scope=Scope(user="u"), id="c1-00000000",
+                 valid_to_known_at=JUN, observations=3, salience=0.25)
+    built = assemble_claim(*(getattr(full, f.name) for f in fields(Claim)))
+    assert type(built) is Claim and built == full and astuple(built) == astuple(full)
+    assert built.state == "retired" and hash(built) == hash(full)
+    with pytest.raises(AttributeError):  # still frozen
+        built.subject = "v"  # type: ignore[misc]

@@ -673,7 +673,8 @@ class SQLiteStore:
                 key = None if subject_keys is None else subject_keys[offset - 1]
                 cid, row = claim_row(claim, rowid, slot, key)
                 rows.append(row)
-                links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
+                if claim.sources:
+                    links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 stored.append(with_id(claim, cid))
             conn.executemany(INSERT_SQL, rows)
             self._index_text(conn, "claims", indexed, last + len(rows), force=False)
