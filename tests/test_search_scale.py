@@ -193,6 +193,41 @@ def test_inside_a_write_transaction_the_plain_query_runs(big: Memvara, small_pla
     assert not any("_data" in sql for sql in seen)  # no plan: the records may lag
 
 
+@pytest.mark.parametrize("seek_hits", [1, 10**9])
+def test_one_common_word_is_scored_as_bm25_scores_it_without_recounting_it(
+    clock: Clock, small_plans: None, monkeypatch: pytest.MonkeyPatch, seek_hits: int,
+) -> None:
+    # "lives" is the one common phrase: its share of each row's score is computed from the
+    # cached counts, the row's instances of it and its length, and equals FTS5's to the
+    # last bit (some rows repeat it, so the count of instances matters). bm25() runs only
+    # on the rare phrase, which is cheap to count. With SEEK_HITS huge, looking the rows
+    # that hold both up one by one costs more, and bm25() scores them instead.
+    monkeypatch.setattr(_bm25, "SEEK_HITS", seek_hits)
+    statements: list[str] = []
+    store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        mem.remember_many([Claim(f"user_{s}", "note", "town", text=f"user_{s} "
+                                 + "lives " * (1 + s % 3) + "in a long sentence about town")
+                           for s in range(0, 40, 7)])  # first: inside the window
+        _fill(mem, 40)
+        mem.search("warm up")
+        tq = TimeQuery(2**62, None)
+        where, params = store._claim_filter(Scope(), tq, ("live",), None)
+        statements.clear()
+        got = store.search_claims_text(Scope(), tq, ("live",), None, '"7" OR "lives"', 30)
+        scored = [sql for sql in statements if "bm25(claims_fts)" in sql]
+        assert len(scored) == (1 if seek_hits == 1 else 2)  # the rare phrase (and both)
+        exact = dict(_plain_text(store, where, params, '"7" OR "lives"', 10_000))
+        alone = dict(_plain_text(store, where, params, '"lives"', 10_000))
+        with_seven = dict(_plain_text(store, where, params, '"7"', 10_000))
+        assert len(got) == 30
+        for key, score in got:  # bit for bit, whichever list found the row
+            assert score == (exact[key] if key in with_seven else alone[key])
+        assert any(key in with_seven and key in alone for key, _ in got)
+        repeated = {c.id for c in mem.get_all() if c.text.count("lives") > 1}
+        assert len(repeated) == 4 and {key for key, _ in got} >= repeated
+
+
 def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_plans: None) -> None:
     statements: list[str] = []
     store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))

@@ -28,6 +28,12 @@ common phrases (and, if still short, rows matching only floor phrases, scored 0)
 window is the approximation that keeps a query whose only other words are common from
 scoring a quarter of the table; it is exact whenever it holds every such row.
 
+``bm25()`` recounts every phrase it scores, on every query, so scoring a common phrase
+costs a scan of its rows each time. When the common class is one single-token phrase,
+its share of a score is computed here from the cached counts instead (``_Search``), bit
+for bit as ``bm25()`` would: the window needs no recount at all, and the rows holding a
+rare phrase and the common one are looked up one by one when that is cheaper.
+
 The filter (scope, time, states) is joined into every query, so it applies before any
 cut, as in the plain query. Small indexes, and queries whose phrases together match at
 most one budget of rows, run the plain query unchanged.
@@ -43,9 +49,12 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "B",
     "IDF_FLOOR",
     "K1",
     "PLAN_MIN_ROWS",
+    "SEEK_HITS",
+    "Counts",
     "Split",
     "TermCounts",
     "budget",
@@ -53,13 +62,17 @@ __all__ = [
     "idf",
     "phrases_of",
     "rows_indexed",
+    "share",
     "split",
     "top_matches",
+    "varints",
     "window",
 ]
 
 K1 = 1.2
-"""FTS5's ``bm25()`` term-frequency saturation (its ``b`` is 0.75; no bound here needs it)."""
+"""FTS5's ``bm25()`` term-frequency saturation."""
+B = 0.75
+"""FTS5's ``bm25()`` length normalization."""
 IDF_FLOOR = 1e-6
 """FTS5's IDF for a phrase in at least half of the rows (the formula is <= 0 there)."""
 PLAN_MIN_ROWS = 2048
@@ -104,19 +117,51 @@ def phrases_of(match: str) -> list[str] | None:
     return list(dict.fromkeys(found))
 
 
+def varints(record: bytes, count: int) -> list[int] | None:
+    """The first ``count`` SQLite varints of ``record`` (``None`` if it is cut short):
+    seven bits a byte, high bit set on all but the last, and a ninth byte, when there
+    is one, giving all eight of its bits. FTS5 writes its counts this way."""
+    values: list[int] = []
+    at = 0
+    while len(values) < count:
+        value = 0
+        for i in range(9):
+            if at + i >= len(record):
+                return None
+            byte = record[at + i]
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+        at += i + 1
+    return values
+
+
 def rows_indexed(averages: bytes) -> int | None:
     """The row count at the head of an FTS5 averages record (``<fts>_data`` id 1), the
-    ``N`` its ``bm25()`` uses; ``None`` if the record is cut short. The number is a
-    SQLite varint: seven bits a byte, high bit set on all but the last, and a ninth
-    byte, when there is one, giving all eight of its bits."""
-    value = 0
-    for i, byte in enumerate(averages[:9]):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return None
+    ``N`` its ``bm25()`` uses; ``None`` if the record is cut short."""
+    found = varints(averages, 1)
+    return None if found is None else found[0]
+
+
+def share(idf_: float, frequency: int, tokens: int, average: float) -> float:
+    """What one phrase adds to a row's score, as FTS5's ``bm25()`` computes it (same
+    operations, same order, so the same double): ``frequency`` instances in a row of
+    ``tokens`` tokens, the index averaging ``average`` tokens a row."""
+    return idf_ * ((frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * tokens / average)))
+
+
+@dataclass(frozen=True)
+class Counts:
+    """An index's row count, its average tokens a row (as ``bm25()`` computes it), and
+    how many rows each phrase matches."""
+
+    rows: int
+    average: float
+    hits: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -170,14 +215,15 @@ class TermCounts:
 
     def rows_and_hits(
         self, query: Query, fts: str, phrases: Sequence[str]
-    ) -> tuple[int, dict[str, int]] | None:
-        """``(N, hits per phrase)`` for ``fts``; ``None`` when the index is too small to
-        plan for (or has no averages record)."""
+    ) -> Counts | None:
+        """The counts ``bm25()`` uses for ``fts`` and ``phrases``; ``None`` when the index
+        is too small to plan for (or has no averages record)."""
         records = dict(query(f"SELECT id, block FROM {fts}_data WHERE id IN (1, 10)", []))
         version = (bytes(records.get(1, b"")), bytes(records.get(10, b"")))
-        rows = rows_indexed(version[0])
-        if rows is None or rows < PLAN_MIN_ROWS:
+        totals = varints(version[0], 2)  # rows, then tokens (one indexed column)
+        if totals is None or totals[0] < PLAN_MIN_ROWS:
             return None
+        rows, tokens = totals
         with self._lock:
             cached = self._cache.get(fts)
             counts = dict(cached[1]) if cached is not None and cached[0] == version else {}
@@ -190,7 +236,7 @@ class TermCounts:
                 )[0][0])
         with self._lock:
             self._cache[fts] = (version, counts if len(counts) <= _CACHED_PHRASES else {})
-        return rows, {p: counts[p] for p in phrases}
+        return Counts(rows, tokens / rows, {p: counts[p] for p in phrases})
 
 
 def _any(phrases: Sequence[str]) -> str:
@@ -203,6 +249,7 @@ def top_matches(
     *,
     table: str,
     fts: str,
+    column: str,
     match: str,
     where: str,
     params: Sequence[object],
@@ -212,16 +259,16 @@ def top_matches(
     """Up to ``limit`` of ``table``'s rows matching ``match`` and ``where``, best first
     (ties by rowid), as the plain query ``... MATCH ? AND where ORDER BY bm25, rowid
     LIMIT ?`` returns them, or as the module docstring bounds the difference.
-    ``plan=False`` runs the plain query: inside a write transaction the index may hold
-    changes its records do not show yet."""
+    ``column`` is the indexed column. ``plan=False`` runs the plain query: inside a
+    write transaction the index may hold changes its records do not show yet."""
     phrases = phrases_of(match)
     planned = None if not plan or phrases is None or len(phrases) < 2 else (
         counts.rows_and_hits(query, fts, phrases))
     if phrases is not None and planned is not None:
-        rows, hits = planned
-        classes = split(phrases, hits, rows)
+        classes = split(phrases, planned.hits, planned.rows)
         if classes is not None:
-            return _split_search(query, table, fts, classes, where, params, limit)
+            return _Search(query, table, fts, column, where, params, planned).run(
+                classes, limit)
     return [(rowid, key, float(score)) for rowid, key, score in query(
         f"{_joined(table, fts, where)} ORDER BY score, {table}.rowid LIMIT ?",
         [match, *params, limit])]
@@ -237,31 +284,94 @@ def _joined(table: str, fts: str, where: str, *, scored: bool = True) -> str:
     )
 
 
-def _split_search(
-    query: Query, table: str, fts: str, classes: Split, where: str,
-    params: Sequence[object], limit: int,
-) -> list[Match]:
-    found: dict[int, tuple[str, float]] = {}
-    if classes.rare:
-        rare = _any(classes.rare)
-        for rowid, key, score in query(_joined(table, fts, where), [rare, *params]):
-            found[rowid] = (key, float(score))
-        if classes.common and found:
-            both = f"({rare}) AND ({_any(classes.common)})"
-            for rowid, score in query(
-                    f"SELECT rowid, bm25({fts}) FROM {fts} WHERE {fts} MATCH ?", [both]):
-                if rowid in found:
-                    found[rowid] = (found[rowid][0], float(score))
-    sure = sum(1 for _, score in found.values() if -score > classes.ceiling * (1 + 1e-9))
-    if sure < limit:  # the head is exact; fill the rest from the window
-        by_rowid = f" ORDER BY {fts}.rowid LIMIT ?"
-        if classes.common:
-            for rowid, key, score in query(_joined(table, fts, where) + by_rowid,
-                                           [_any(classes.common), *params, window(limit)]):
-                found.setdefault(rowid, (key, float(score)))
-        if classes.floor and len(found) < limit:
-            for rowid, key, score in query(_joined(table, fts, where, scored=False) + by_rowid,
-                                           [_any(classes.floor), *params, limit + len(found)]):
-                found.setdefault(rowid, (key, float(score)))
-    ranked = sorted(found.items(), key=lambda item: (item[1][1], item[0]))[:limit]
-    return [(rowid, key, score) for rowid, (key, score) in ranked]
+_ONE_TOKEN = re.compile(r'"[a-z0-9]+"')
+SEEK_HITS = 1024
+"""A row looked up by rowid in the text index costs about what ``bm25()`` spends
+counting this many of a phrase's rows for its IDF (~30 us against ~30 ns a row here)."""
+
+
+class _Search:
+    """One planned text search (the module docstring's steps).
+
+    ``bm25()`` recounts the rows of every phrase it scores, on every query: for a common
+    phrase that is a scan of tens of thousands of rows, repeated by each query that
+    scores it. Where the one common phrase is one token, its share of a row's score is
+    computed here instead, from the counts already cached and the row's instances of it
+    (the marks ``highlight()`` puts around them) and length (``<fts>_docsize``), by
+    ``bm25()``'s own arithmetic (``share``).
+    """
+
+    def __init__(self, query: Query, table: str, fts: str, column: str, where: str,
+                 params: Sequence[object], counts: Counts) -> None:
+        self.query, self.table, self.fts, self.column = query, table, fts, column
+        self.where, self.params, self.counts = where, params, counts
+
+    def run(self, classes: Split, limit: int) -> list[Match]:
+        query, table, fts, where, params = (
+            self.query, self.table, self.fts, self.where, self.params)
+        found: dict[int, tuple[str, float]] = {}
+        common = _any(classes.common)
+        alone = classes.common[0] if len(classes.common) == 1 else None
+        if alone is not None and not _ONE_TOKEN.fullmatch(alone):
+            alone = None
+        if classes.rare:
+            rare = _any(classes.rare)
+            for rowid, key, score in query(_joined(table, fts, where), [rare, *params]):
+                found[rowid] = (key, float(score))
+            if classes.common and found:
+                both = f"({rare}) AND ({common})"
+                if alone is None or not self._add_shares(found, alone, both):
+                    for rowid, score in query(
+                            f"SELECT rowid, bm25({fts}) FROM {fts} WHERE {fts} MATCH ?", [both]):
+                        if rowid in found:
+                            found[rowid] = (found[rowid][0], float(score))
+        sure = sum(1 for _, score in found.values() if -score > classes.ceiling * (1 + 1e-9))
+        if sure < limit:  # the head is exact; fill the rest from the window
+            by_rowid = f" ORDER BY {fts}.rowid LIMIT ?"
+            if alone is not None:
+                for rowid, key, marks, size in query(
+                        f"SELECT {table}.rowid, {table}.id, {self._marks(table)}, {self._size(table)}"
+                        f" FROM {fts} CROSS JOIN {table} ON {table}.rowid = {fts}.rowid"
+                        f" WHERE {fts} MATCH ? AND {where}{by_rowid}",
+                        [alone, *params, window(limit)]):
+                    found.setdefault(rowid, (key, -self._share(alone, marks, size)))
+            elif classes.common:
+                for rowid, key, score in query(_joined(table, fts, where) + by_rowid,
+                                               [common, *params, window(limit)]):
+                    found.setdefault(rowid, (key, float(score)))
+            if classes.floor and len(found) < limit:
+                for rowid, key, score in query(_joined(table, fts, where, scored=False) + by_rowid,
+                                               [_any(classes.floor), *params, limit + len(found)]):
+                    found.setdefault(rowid, (key, float(score)))
+        ranked = sorted(found.items(), key=lambda item: (item[1][1], item[0]))[:limit]
+        return [(rowid, key, score) for rowid, (key, score) in ranked]
+
+    def _marks(self, source: str) -> str:
+        # highlight() wraps each instance in "[" and "]": two characters an instance.
+        return f"length(highlight({self.fts}, 0, '[', ']')) - length({source}.{self.column})"
+
+    def _size(self, source: str) -> str:
+        return f"(SELECT sz FROM {self.fts}_docsize WHERE id = {source}.rowid)"
+
+    def _share(self, phrase: str, marks: int, size: bytes | None) -> float:
+        tokens = varints(size or b"", 1)
+        return share(idf(self.counts.rows, self.counts.hits[phrase]), marks // 2,
+                     0 if tokens is None else tokens[0], self.counts.average)
+
+    def _add_shares(self, found: dict[int, tuple[str, float]], phrase: str, both: str) -> bool:
+        """Add ``phrase``'s share to the rows of ``found`` that hold it (``both`` finds
+        them) when looking them up one by one is cheaper than ``bm25()`` recounting the
+        phrase; ``False`` (and nothing changed) when it is not."""
+        fts = self.fts
+        holding = [rowid for (rowid,) in self.query(
+            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ?", [both]) if rowid in found]
+        if len(holding) * SEEK_HITS > self.counts.hits[phrase]:
+            return False
+        if holding:
+            for rowid, marks, size in self.query(
+                    f"SELECT rowid, {self._marks(fts)}, {self._size(fts)} FROM {fts}"
+                    f" WHERE {fts} MATCH ? AND rowid IN ({','.join('?' * len(holding))})",
+                    [phrase, *holding]):
+                key, score = found[rowid]
+                found[rowid] = (key, score - self._share(phrase, marks, size))
+        return True

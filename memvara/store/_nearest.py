@@ -88,7 +88,7 @@ def _admitted(
     for start in range(0, len(rowids), _CHUNK):
         chunk = rowids[start : start + _CHUNK]
         rows = query(
-            f"SELECT rowid, id{columns} FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})"
+            f"SELECT rowid, id{columns} FROM {table} NOT INDEXED WHERE rowid IN ({','.join('?' * len(chunk))})"
             f" AND vec_slot = rowid AND {where}", [*chunk, *params])
         for row in rows:
             found[row[0]] = row[1]

@@ -1066,11 +1066,11 @@ class SQLiteStore:
     def _text_matches(
         self, table: str, match: str, where: str, params: Sequence[object], limit: int
     ) -> list[tuple[str, float]]:
-        fts, _ = _TEXT_INDEXES[table]
+        fts, column = _TEXT_INDEXES[table]
         with self._search_reads() as (query, settled):
             found = _bm25.top_matches(
-                query, self._term_counts, table=table, fts=fts, match=match, where=where,
-                params=params, limit=limit, plan=settled,
+                query, self._term_counts, table=table, fts=fts, column=column, match=match,
+                where=where, params=params, limit=limit, plan=settled,
             )
         return [(key, -score or 0.0) for _, key, score in found]  # never -0.0
 
