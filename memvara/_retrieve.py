@@ -143,9 +143,15 @@ class Retriever:
         # all see one state of the store, so a write landing mid-search changes nothing.
         with self._store.snapshot():
             store = self._store
-            by_vector = store.search_claims_vector(scope, tq, states, memory_types, vector, limit)
             by_text = [] if match is None else store.search_claims_text(
                 scope, tq, states, memory_types, match, limit)
+            turn_text: list[tuple[str, float]] = []
+            if include_episodes and match is not None:
+                turn_text = self._with_neighbours(
+                    store.search_episodes_text(scope, tq, match, limit), tq)
+            short = len(by_text) + len(turn_text) < k  # vectors fill what text leaves
+            by_vector = self._vector_list(lambda n: store.search_claims_vector(
+                scope, tq, states, memory_types, vector, n), k, limit, short)
             claims, decoded = self._rank_fields(
                 list(dict.fromkeys(i for i, _ in [*by_vector, *by_text])), tq)
             texts = {cid: c.text for cid, c in claims.items()}
@@ -153,9 +159,8 @@ class Retriever:
             if include_episodes:
                 # One list per retriever over claims and turns together, so a claim's rank is
                 # its place among everything searched, not among the few claims.
-                turn_vector = store.search_episodes_vector(scope, tq, vector, limit)
-                turn_text = [] if match is None else self._with_neighbours(
-                    store.search_episodes_text(scope, tq, match, limit), tq)
+                turn_vector = self._vector_list(
+                    lambda n: store.search_episodes_vector(scope, tq, vector, n), k, limit, short)
                 episodes = store.episodes_by_ids(
                     list(dict.fromkeys(i for i, _ in [*turn_vector, *turn_text])))
                 texts.update((eid, e.content) for eid, e in episodes.items())
@@ -175,6 +180,23 @@ class Retriever:
         if self._reranker is not None and results:
             results = self._rerank(query, results)
         return results[:k]
+
+    def _vector_list(
+        self, search: Callable[[int], list[tuple[str, float]]], k: int, limit: int,
+        short: bool,
+    ) -> list[tuple[str, float]]:
+        """The vector candidates: ``limit`` of them, or, where the weight is too small for
+        a vector rank to reorder BM25 ranks (``_reordering_weight``), ``k + 1``: then
+        only when the text lists hold fewer than ``k`` (``short``) does a vector-only
+        candidate reach the results, and ``k`` fill them. If that cut splits a tie
+        (the ``k``-th and the one after score alike), which of the tied is kept would
+        be settled by storage order, not content: then all ``limit`` are asked for."""
+        if self.vector_weight >= _reordering_weight(limit):
+            return search(limit)
+        found = search(k + 1)
+        if not short or len(found) <= k or round(found[k - 1][1], 9) > round(found[k][1], 9):
+            return found
+        return search(limit)
 
     def _rank_fields(
         self, claim_ids: list[str], tq: TimeQuery
@@ -305,6 +327,17 @@ class _Scored:
         self.key, self.text, self.hit = key, text, hit
         self.recency, self.confidence, self.salience = recency, confidence, salience
         self.score = hit.fused(vector_weight) * recency * confidence * salience
+
+
+def _reordering_weight(limit: int) -> float:
+    """The least vector weight at which a vector rank can reorder two of ``limit`` BM25
+    ranks: the largest share a vector rank adds (rank 1: ``w / (RRF_K + 1)``) against
+    the smallest gap between two BM25 ranks (the last two). Below it (a lexical
+    embedder's ``LEXICAL_VECTOR_WEIGHT``), the vector list orders no BM25 candidate and
+    lifts no candidate of its own above one (before recency, confidence and salience
+    rescale them): it only fills a short text list (``Retriever._vector_list``)."""
+    gap = 1.0 / (RRF_K + limit - 1) - 1.0 / (RRF_K + limit)
+    return gap * (RRF_K + 1)
 
 
 def _merge(

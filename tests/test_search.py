@@ -220,6 +220,45 @@ def test_with_a_lexical_embedder_bm25_decides_and_vectors_only_break_ties(mem: M
     assert found[-1].text == "user likes teapots"
 
 
+def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
+    mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At the lexical weight a vector rank can neither reorder two BM25 ranks nor lift a
+    # claim of its own above one, so the vector list only matters where the text list
+    # holds fewer than k: k + 1 candidates, the extra one to see whether a tie was cut
+    # (then the whole list is asked for, so ties are settled by content, not storage).
+    from memvara import _retrieve
+
+    for i in range(30):
+        mem.remember(f"user_{i}", "likes", f"green tea number {i}")
+        mem.remember(f"user_{i}", "owns", f"teapot {i}")  # no word "tea": trigrams only
+    asked: list[int] = []
+    store = mem.store
+    search_vector = store.search_claims_vector
+
+    def recorded(*args: object) -> list[tuple[str, float]]:
+        asked.append(int(args[-1]))  # type: ignore[call-overload]
+        return search_vector(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "search_claims_vector", recorded)
+    enough = mem.search("tea", k=5)  # 30 text matches: no vector-only claim can enter
+    short = mem.search("green tea number 7", k=40)  # 31 text matches: vectors fill 9
+    assert asked == [6, 41, 160]  # teapots but 7 score alike past the 40th: a tie cut
+    assert sum(r.explain.bm25_rank is None for r in short) == 9
+    monkeypatch.setattr(_retrieve, "_reordering_weight", lambda limit: 0.0)
+    assert [r.text for r in mem.search("tea", k=5)] == [r.text for r in enough]
+    assert [r.text for r in mem.search("green tea number 7", k=40)] == [r.text for r in short]
+    assert asked[3:] == [50, 160]
+    monkeypatch.undo()
+    pairs = [(f"user_{i}", "likes", f"oolong {i}") for i in range(3)]
+    for subject, predicate, obj in pairs:  # three claims: the text list is short of k=5
+        mem.remember(subject, predicate, obj)
+    asked.clear()
+    monkeypatch.setattr(store, "search_claims_vector", recorded)
+    mem.search("oolong 2", k=5)
+    assert asked == [6]  # the 5th and 6th vector scores differ: no tie cut, no second ask
+
+
 # -- a turn lends part of its score to the turns around it --------------------------------
 def test_a_reply_without_the_question_s_words_is_found_through_its_neighbour(
     clock: Clock,

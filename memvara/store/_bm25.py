@@ -52,6 +52,7 @@ __all__ = [
     "B",
     "IDF_FLOOR",
     "K1",
+    "MARK_HITS",
     "PLAN_MIN_ROWS",
     "SEEK_HITS",
     "Counts",
@@ -288,6 +289,11 @@ _ONE_TOKEN = re.compile(r'"[a-z0-9]+"')
 SEEK_HITS = 1024
 """A row looked up by rowid in the text index costs about what ``bm25()`` spends
 counting this many of a phrase's rows for its IDF (~30 us against ~30 ns a row here)."""
+MARK_HITS = 64
+"""Scoring a row from its ``highlight()`` marks and its length costs about what
+``bm25()`` spends counting this many of a phrase's rows (~2 us a row here): the window
+is scored that way only when the phrase has more rows than this many windows (at
+8,000 claims ``bm25()`` is still cheaper; from about 30,000 it is not)."""
 
 
 class _Search:
@@ -328,7 +334,7 @@ class _Search:
         sure = sum(1 for _, score in found.values() if -score > classes.ceiling * (1 + 1e-9))
         if sure < limit:  # the head is exact; fill the rest from the window
             by_rowid = f" ORDER BY {fts}.rowid LIMIT ?"
-            if alone is not None:
+            if alone is not None and self.counts.hits[alone] > MARK_HITS * window(limit):
                 for rowid, key, marks, size in query(
                         f"SELECT {table}.rowid, {table}.id, {self._marks(table)}, {self._size(table)}"
                         f" FROM {fts} CROSS JOIN {table} ON {table}.rowid = {fts}.rowid"
