@@ -13,6 +13,7 @@ import pytest
 
 from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara
 from memvara._model import TimeQuery
+from memvara._retrieve import DATE_WEIGHT
 from memvara._time import to_micros
 from memvara.store._fts import match_any
 
@@ -280,6 +281,50 @@ def test_a_reply_without_the_question_s_words_is_found_through_its_neighbour(
         scores = [r.explain.bm25_score or 0.0 for r in mem.search(
             "pottery class", k=4, include_episodes=True)]
         assert scores[1:] == pytest.approx([0.5 * scores[0], 0.5 * scores[0], 0.25 * scores[0]])
+
+
+# -- a date the query names is evidence for the turns stamped on it --------------------------
+def _utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+def test_a_turn_stamped_on_the_date_the_query_names_ranks_first(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add(Episode("Maria: we donated old clothes", ts=_utc("2023-08-16T15:00")))
+        for i in range(6):  # far from both, so no neighbour lends to either
+            mem.add(Episode(f"John: remark {i} about the weather", ts=_utc("2023-07-20T10:00")))
+        mem.add(Episode("Maria: we donated old clothes to the shelter", ts=_utc("2023-07-01T09:00")))
+        undated, dated = "Maria: we donated old clothes to the shelter", "Maria: we donated old clothes"
+        question = "What did Maria donate to the shelter"
+        assert _texts(mem, f"{question}?", k=2, include_episodes=True) == [undated, dated]
+        for named in ("on 16 August, 2023", "on August 16th, 2023", "on 2023-08-16",
+                      "the day after 15 August 2023",  # a day's span reaches a day past it
+                      "in August 2023"):
+            assert _texts(mem, f"{question} {named}?", k=2, include_episodes=True) == [
+                dated, undated], named
+        # another month: the other turn keeps its lead, and that month's turns gain
+        in_july = mem.search(f"{question} in July 2023?", k=3, include_episodes=True)
+        assert in_july[0].text == undated and in_july[1].text.startswith("John: remark")
+        # the gain is DATE_WEIGHT of the best turn score, added: not a filter
+        plain = mem.search(f"{question}?", k=2, include_episodes=True)
+        boosted = mem.search(f"{question} on 16 August, 2023?", k=2, include_episodes=True)
+        best, own = (r.explain.bm25_score or 0.0 for r in plain)
+        scale = best / (own + DATE_WEIGHT * best)  # rescaled: the best keeps the best raw score
+        assert [r.explain.bm25_score for r in boosted] == pytest.approx(
+            [(own + DATE_WEIGHT * best) * scale, best * scale])
+
+
+def test_a_named_date_never_brings_in_a_turn_no_word_found(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add(Episode("the pottery class was fun", ts=_utc("2023-01-10T12:00")))
+        for i in range(4):
+            mem.add(Episode(f"filler turn {i}", ts=_utc("2023-02-01T12:00")))
+        mem.add(Episode("an unrelated turn that day", ts=_utc("2023-03-05T12:00")))
+        found = _texts(mem, "pottery class on 5 March 2023", k=5, include_episodes=True)
+        assert found[0] == "the pottery class was fun"
+        assert "an unrelated turn that day" not in [
+            r.text for r in mem.search("pottery class on 5 March 2023", k=5,
+                                       include_episodes=True) if r.explain.bm25_rank is not None]
 
 
 def test_a_neighbour_comes_only_from_the_turn_s_own_scope_and_time(clock: Clock) -> None:
