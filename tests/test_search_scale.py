@@ -250,7 +250,7 @@ def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_pl
 
 
 def test_rank_fields_of_claims_the_vector_probe_admitted_cost_no_query(
-    clock: Clock, tmp_path: Path
+    clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Inside one snapshot the probe that admits a ranked row has read its rank fields;
     # rank_fields asks SQL only for the other ids, and both ways give the same fields.
@@ -275,6 +275,18 @@ def test_rank_fields_of_claims_the_vector_probe_admitted_cost_no_query(
         assert len(asked) == len(rest)  # only the ids the probe did not read
         assert inside == store.rank_fields(wanted)  # outside a snapshot: all from SQL
         assert set(inside) == set(wanted)
+        # The text search's queries read them too: planned as shipped (the rare phrase
+        # and the window) and with every threshold shrunk (small_plans).
+        for shrunk in (False, True):
+            if shrunk:
+                small_plans(monkeypatch)
+            with store.snapshot():
+                matched = [cid for cid, _ in store.search_claims_text(
+                    Scope(), tq, STATES, None, match_any("where does user_7 live?") or "", 30)]
+                statements.clear()
+                fields = store.rank_fields(matched)
+                assert not [s for s in statements if "FROM claims" in s]
+            assert len(matched) == 30 and fields == store.rank_fields(matched)
 
 
 def test_bm25_bounds_and_records() -> None:

@@ -256,33 +256,56 @@ def top_matches(
     params: Sequence[object],
     limit: int,
     plan: bool = True,
+    columns: Sequence[str] = (),
+    seen: dict[str, tuple[Any, ...]] | None = None,
 ) -> list[Match]:
     """Up to ``limit`` of ``table``'s rows matching ``match`` and ``where``, best first
     (ties by rowid), as the plain query ``... MATCH ? AND where ORDER BY bm25, rowid
     LIMIT ?`` returns them, or as the module docstring bounds the difference.
     ``column`` is the indexed column. ``plan=False`` runs the plain query: inside a
-    write transaction the index may hold changes its records do not show yet."""
+    write transaction the index may hold changes its records do not show yet. With
+    ``columns`` (of ``table``), the queries that return a row also read those columns
+    into ``seen[id]``: they read the row anyway, to filter it."""
+    reads = _Reads(query, ", ".join(f"{table}.{c}" for c in columns), seen)
     phrases = phrases_of(match)
     planned = None if not plan or phrases is None or len(phrases) < 2 else (
         counts.rows_and_hits(query, fts, phrases))
     if phrases is not None and planned is not None:
         classes = split(phrases, planned.hits, planned.rows)
         if classes is not None:
-            return _Search(query, table, fts, column, where, params, planned).run(
+            return _Search(reads, table, fts, column, where, params, planned).run(
                 classes, limit)
-    return [(rowid, key, float(score)) for rowid, key, score in query(
-        f"{_joined(table, fts, where)} ORDER BY score, {table}.rowid LIMIT ?",
-        [match, *params, limit])]
+    return [(rowid, key, float(score)) for rowid, key, score in reads(
+        f"{_joined(table, fts, where, reads.columns)} ORDER BY score, {table}.rowid LIMIT ?",
+        [match, *params, limit], 3)]
 
 
-def _joined(table: str, fts: str, where: str, *, scored: bool = True) -> str:
+def _joined(table: str, fts: str, where: str, columns: str, *, scored: bool = True) -> str:
     # CROSS JOIN keeps the text index outside: driven from the table, SQLite would probe
     # the index once per row, and every probe recounts each phrase's rows for its IDF.
     score = f"bm25({fts})" if scored else "0.0"
     return (
-        f"SELECT {table}.rowid, {table}.id, {score} AS score FROM {fts}"
+        f"SELECT {table}.rowid, {table}.id, {score} AS score{columns} FROM {fts}"
         f" CROSS JOIN {table} ON {table}.rowid = {fts}.rowid WHERE {fts} MATCH ? AND {where}"
     )
+
+
+class _Reads:
+    """Runs the queries that return rows: each row's first ``width`` values are handed
+    on, the rest (``columns``, when asked for) kept in ``seen`` by the row's id."""
+
+    def __init__(self, query: Query, columns: str, seen: dict[str, tuple[Any, ...]] | None):
+        self.query = query
+        self.columns = f", {columns}" if columns and seen is not None else ""
+        self._seen = seen if self.columns else None
+
+    def __call__(self, sql: str, params: Sequence[object], width: int) -> list[Any]:
+        rows = self.query(sql, params)
+        if self._seen is None:
+            return rows
+        for row in rows:
+            self._seen[row[1]] = tuple(row[width:])
+        return [row[:width] for row in rows]
 
 
 _ONE_TOKEN = re.compile(r'"[a-z0-9]+"')
@@ -307,14 +330,15 @@ class _Search:
     ``bm25()``'s own arithmetic (``share``).
     """
 
-    def __init__(self, query: Query, table: str, fts: str, column: str, where: str,
+    def __init__(self, reads: _Reads, table: str, fts: str, column: str, where: str,
                  params: Sequence[object], counts: Counts) -> None:
-        self.query, self.table, self.fts, self.column = query, table, fts, column
-        self.where, self.params, self.counts = where, params, counts
+        self.reads, self.query, self.table, self.fts = reads, reads.query, table, fts
+        self.column, self.where, self.params, self.counts = column, where, params, counts
 
     def run(self, classes: Split, limit: int) -> list[Match]:
-        query, table, fts, where, params = (
-            self.query, self.table, self.fts, self.where, self.params)
+        query, reads, table, fts, where, params = (
+            self.query, self.reads, self.table, self.fts, self.where, self.params)
+        columns = reads.columns
         found: dict[int, tuple[str, float]] = {}
         common = _any(classes.common)
         alone = classes.common[0] if len(classes.common) == 1 else None
@@ -322,7 +346,8 @@ class _Search:
             alone = None
         if classes.rare:
             rare = _any(classes.rare)
-            for rowid, key, score in query(_joined(table, fts, where), [rare, *params]):
+            for rowid, key, score in reads(
+                    _joined(table, fts, where, columns), [rare, *params], 3):
                 found[rowid] = (key, float(score))
             if classes.common and found:
                 both = f"({rare}) AND ({common})"
@@ -335,19 +360,21 @@ class _Search:
         if sure < limit:  # the head is exact; fill the rest from the window
             by_rowid = f" ORDER BY {fts}.rowid LIMIT ?"
             if alone is not None and self.counts.hits[alone] > MARK_HITS * window(limit):
-                for rowid, key, marks, size in query(
-                        f"SELECT {table}.rowid, {table}.id, {self._marks(table)}, {self._size(table)}"
+                for rowid, key, marks, size in reads(
+                        f"SELECT {table}.rowid, {table}.id, {self._marks(table)},"
+                        f" {self._size(table)}{columns}"
                         f" FROM {fts} CROSS JOIN {table} ON {table}.rowid = {fts}.rowid"
                         f" WHERE {fts} MATCH ? AND {where}{by_rowid}",
-                        [alone, *params, window(limit)]):
+                        [alone, *params, window(limit)], 4):
                     found.setdefault(rowid, (key, -self._share(alone, marks, size)))
             elif classes.common:
-                for rowid, key, score in query(_joined(table, fts, where) + by_rowid,
-                                               [common, *params, window(limit)]):
+                for rowid, key, score in reads(_joined(table, fts, where, columns) + by_rowid,
+                                               [common, *params, window(limit)], 3):
                     found.setdefault(rowid, (key, float(score)))
             if classes.floor and len(found) < limit:
-                for rowid, key, score in query(_joined(table, fts, where, scored=False) + by_rowid,
-                                               [_any(classes.floor), *params, limit + len(found)]):
+                for rowid, key, score in reads(
+                        _joined(table, fts, where, columns, scored=False) + by_rowid,
+                        [_any(classes.floor), *params, limit + len(found)], 3):
                     found.setdefault(rowid, (key, float(score)))
         ranked = sorted(found.items(), key=lambda item: (item[1][1], item[0]))[:limit]
         return [(rowid, key, score) for rowid, (key, score) in ranked]

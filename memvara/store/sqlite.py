@@ -1061,16 +1061,19 @@ class SQLiteStore:
         """The best BM25 matches among the claims the filter admits (without scoring
         every row a common word matches: ``_bm25``); see ``Store.search_claims_text``."""
         where, params = self._claim_filter(scope, tq, states, memory_types)
-        return self._text_matches("claims", match, where, params, limit)
+        return self._text_matches("claims", match, where, params, limit,
+                                  getattr(self._local, "ranked", None))
 
     def _text_matches(
-        self, table: str, match: str, where: str, params: Sequence[object], limit: int
+        self, table: str, match: str, where: str, params: Sequence[object], limit: int,
+        ranked: dict[str, tuple[Any, ...]] | None = None,
     ) -> list[tuple[str, float]]:
         fts, column = _TEXT_INDEXES[table]
         with self._search_reads() as (query, settled):
             found = _bm25.top_matches(
                 query, self._term_counts, table=table, fts=fts, column=column, match=match,
                 where=where, params=params, limit=limit, plan=settled,
+                columns=_RANK_COLUMNS.split(", ") if ranked is not None else (), seen=ranked,
             )
         return [(key, -score or 0.0) for _, key, score in found]  # never -0.0
 
@@ -1363,9 +1366,9 @@ class SQLiteStore:
 
     @contextmanager
     def _ranking(self) -> Iterator[None]:
-        """For one snapshot: the rank fields of the claims its vector search admitted
-        (the probe that admits a row reads it anyway), so ``rank_fields`` asks SQL only
-        for the rest. Kept per thread; a nested snapshot shares its outer one's."""
+        """For one snapshot: the rank fields of the claims its vector and text searches
+        returned (the queries that admit a row read it anyway), so ``rank_fields`` asks
+        SQL only for the rest. Kept per thread; a nested snapshot shares its outer one's."""
         if getattr(self._local, "ranked", None) is not None:
             yield
             return
