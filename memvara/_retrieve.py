@@ -21,7 +21,6 @@ import hashlib
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from itertools import groupby
 from typing import TypeVar
 
 from ._model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
@@ -184,11 +183,10 @@ class Retriever:
                 texts.update((eid, e.content) for eid, e in episodes.items())
                 by_vector = [*by_vector, *turn_vector]
                 by_text = [*by_text, *turn_text]
-            half_lives: dict[str, float | None] = {}
+            factors = self._claim_factors(tq)
             scored = [
                 _Scored(key, texts[key], hit, self.vector_weight,
-                        *(self._claim_factors(claims[key], tq, half_lives) if key in claims
-                          else _RECORD))
+                        *(factors(claims[key]) if key in claims else _RECORD))
                 for key, hit in _merge(by_vector, by_text, texts).items()
             ]
             scored = _ordered([c for c in scored if c.score >= min_score],
@@ -324,23 +322,36 @@ class Retriever:
             flush()
         self._writer.embed_missing()
 
-    def _claim_factors(
-        self, claim: RankFields, tq: TimeQuery, half_lives: dict[str, float | None]
-    ) -> tuple[float, float, float]:
-        """``(recency, confidence, salience)``: what a claim's fused score is scaled by
-        (``half_lives``: seconds per predicate, filled as predicates are met)."""
-        if claim.predicate not in half_lives:
-            half_life = self._registry.spec(claim.predicate).volatility.half_life
-            half_lives[claim.predicate] = None if half_life is None else half_life.total_seconds()
-        half_life_s = half_lives[claim.predicate]
-        recency = 1.0
-        if half_life_s is not None and claim.valid_from is not None:
-            recency = _decay(tq, claim.valid_from / 1e6, half_life_s)
-        salience = min(2.0, 1.0 + 0.25 * math.log2(max(1, claim.observations)))
-        # Retrieval strength kept by consolidate() (1.0 until it runs, 0.1 at the floor),
-        # softened to 0.55..1: a forgotten fact still ranks, it just yields ties and near-ties.
-        salience *= 0.5 + 0.5 * claim.salience
-        return recency, claim.confidence, salience
+    def _claim_factors(self, tq: TimeQuery) -> Callable[[RankFields], tuple[float, float, float]]:
+        """For one search: a claim's ``(recency, confidence, salience)``, what its fused
+        score is scaled by (each predicate's half-life looked up once)."""
+        half_lives: dict[str, float | None] = {}
+        reference = (tq.valid_at if tq.valid_at is not None else tq.known_at) / 1e6
+        registry = self._registry
+
+        def factors(claim: RankFields) -> tuple[float, float, float]:
+            predicate = claim.predicate
+            if predicate in half_lives:
+                half_life_s = half_lives[predicate]
+            else:
+                half_life = registry.spec(predicate).volatility.half_life
+                half_life_s = half_lives[predicate] = (
+                    None if half_life is None else half_life.total_seconds())
+            recency = 1.0
+            if half_life_s is not None and claim.valid_from is not None:
+                # 0.5 ** (age / half-life), the age measured at the read's valid instant
+                recency = float(0.5 ** (max(0.0, reference - claim.valid_from / 1e6)
+                                        / half_life_s))
+            if claim.observations == 1 and claim.salience == 1.0:
+                return recency, claim.confidence, 1.0  # the formula below, at its start
+            salience = min(2.0, 1.0 + 0.25 * math.log2(max(1, claim.observations)))
+            # Retrieval strength kept by consolidate() (1.0 until it runs, 0.1 at the
+            # floor), softened to 0.55..1: a forgotten fact still ranks, it just yields
+            # ties and near-ties.
+            salience *= 0.5 + 0.5 * claim.salience
+            return recency, claim.confidence, salience
+
+        return factors
 
 
 _RECORD = (1.0, 1.0, 1.0)
@@ -401,20 +412,16 @@ def _ordered(
 ) -> list[_T]:
     """``items`` by descending score, equal scores by a hash of their text: the order of
     ``sorted(key=(-score, _tiebreak(text)))``, hashing only texts whose scores tie."""
-    ordered: list[_T] = []
-    for _, run in groupby(sorted(items, key=score, reverse=True), key=score):  # stable
-        tied = list(run)
-        if len(tied) > 1:
-            tied.sort(key=lambda item: _tiebreak(text(item)))
-        ordered.extend(tied)
+    ordered = sorted(items, key=score, reverse=True)  # stable
+    start, end = 0, len(ordered)
+    while start < end:
+        stop, value = start + 1, score(ordered[start])
+        while stop < end and score(ordered[stop]) == value:
+            stop += 1
+        if stop - start > 1:
+            ordered[start:stop] = sorted(ordered[start:stop], key=lambda item: _tiebreak(text(item)))
+        start = stop
     return ordered
-
-
-def _decay(tq: TimeQuery, since_s: float, half_life_s: float) -> float:
-    """``0.5 ** (age / half_life)``, the age measured at the read's valid instant."""
-    reference = (tq.valid_at if tq.valid_at is not None else tq.known_at) / 1e6
-    age = max(0.0, reference - since_s)
-    return float(0.5 ** (age / half_life_s))
 
 
 def _result(
