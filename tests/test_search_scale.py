@@ -299,6 +299,9 @@ def test_bm25_bounds_and_records() -> None:
     assert _bm25.rows_indexed(bytes([0x81, 0x00])) == 128
     assert _bm25.rows_indexed(bytes([0xFF] * 8 + [0x01])) == ((1 << 56) - 1) << 8 | 1
     assert _bm25.rows_indexed(b"") is None and _bm25.rows_indexed(bytes([0x80])) is None
+    # an averages record: rows, then the tokens of each column
+    assert _bm25.varints(bytes([0x05, 0x81, 0x00, 0x7F]), 2) == [5, 128]
+    assert _bm25.varints(bytes([0x05]), 2) is None and _bm25.varints(b"", 0) == []
     assert _bm25.phrases_of('"a" OR "b c" OR "a"') == ['"a"', '"b c"']
     assert _bm25.phrases_of('"a" AND "b"') is None and _bm25.phrases_of("a") is None
     assert _bm25.phrases_of('"say ""hi"""') == ['"say ""hi"""']
