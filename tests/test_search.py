@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
@@ -11,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara
+from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara, SQLiteStore
 from memvara._model import TimeQuery
 from memvara._retrieve import DATE_WEIGHT
 from memvara._time import to_micros
@@ -281,6 +282,68 @@ def test_a_reply_without_the_question_s_words_is_found_through_its_neighbour(
         scores = [r.explain.bm25_score or 0.0 for r in mem.search(
             "pottery class", k=4, include_episodes=True)]
         assert scores[1:] == pytest.approx([0.5 * scores[0], 0.5 * scores[0], 0.25 * scores[0]])
+
+
+class _Meanings:
+    """A non-lexical embedder whose cosines are set by hand: "pottery" is the query's
+    meaning, "awestruck" is a little of it (0.3), "remark" more (0.8, each in its own
+    direction besides, so no two are near duplicates)."""
+
+    dim = 64
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for i, text in enumerate(texts):
+            if "pottery" in text:
+                rows[i, 0] = 1.0
+            elif "awestruck" in text:
+                rows[i, 0], rows[i, 1] = 0.3, math.sqrt(1 - 0.09)
+            else:
+                rng = np.random.default_rng(zlib.crc32(text.encode()))
+                rest = rng.standard_normal(self.dim - 2)
+                rows[i, 0] = 0.8 if "remark" in text else 0.0
+                rows[i, 2:] = rest / np.linalg.norm(rest) * math.sqrt(1 - rows[i, 0] ** 2)
+        return rows.astype(np.float32)
+
+
+def test_every_turn_the_text_list_holds_gets_a_vector_rank(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with Memvara(clock=clock, llm=FakeLLM(), embedder=_Meanings()) as mem:
+        mem.add([Episode("Caroline: how did the pottery class go?", role="user"),
+                 Episode("Melanie: we were awestruck, honestly", role="user")])
+        for i in range(60):  # nearer the query than the reply: they fill the vector list
+            mem.add(Episode(f"John: remark {i} about the weather", role="user"))
+        found = mem.search("pottery class", k=12, include_episodes=True)
+        reply = next(r for r in found if r.text == "Melanie: we were awestruck, honestly")
+        # found by its neighbour's words, and ranked by its meaning too, after the 50 the
+        # vector list holds (the pottery turn and 49 remarks)
+        assert reply.explain.bm25_rank == 2
+        assert reply.explain.vector_rank == 51
+        assert reply.explain.vector_score == pytest.approx(0.3, abs=1e-6)
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        episode_id = reply.episode.id  # type: ignore[union-attr]
+        query = _Meanings().encode(["pottery"])[0]
+        assert store.episode_similarities([episode_id, "e-missing"], query) == pytest.approx(
+            {episode_id: 0.3}, abs=1e-6)
+        assert store.episode_similarities([episode_id], query[:8]) == {}  # another width
+        assert store.episode_similarities([], query) == {}
+    with Memvara(clock=clock, llm=FakeLLM()) as lexical:  # hashed vectors only break ties
+        lexical.add([Episode("Caroline: how did the pottery class go?", role="user"),
+                     Episode("Melanie: we were awestruck, honestly", role="user")])
+        for i in range(60):
+            lexical.add(Episode(f"John: remark {i} about the weather", role="user"))
+        asked: list[Sequence[str]] = []
+
+        def similarities(ids: Sequence[str], vector: object) -> dict[str, float]:
+            asked.append(ids)
+            return {}
+
+        monkeypatch.setattr(lexical.store, "episode_similarities", similarities)
+        found = lexical.search("pottery class", k=2, include_episodes=True)
+        assert found[1].text == "Melanie: we were awestruck, honestly"
+        assert asked == []
 
 
 # -- a date the query names is evidence for the turns stamped on it --------------------------

@@ -55,7 +55,7 @@ from ._rows import (
     with_id,
 )
 from ._nearest import nearest_admitted
-from ._vectors import VectorFile, read_header
+from ._vectors import VectorFile, dot, read_header
 from .base import RankFields, SweepWindow
 
 __all__ = ["SQLiteStore"]
@@ -1159,6 +1159,32 @@ class SQLiteStore:
         """The nearest turns visible at ``tq``, by cosine."""
         where, params = self._episode_filter(scope, tq)
         return self._nearest("episodes", scope, where, params, vector, limit)
+
+    def episode_similarities(
+        self, episode_ids: Sequence[str], vector: npt.NDArray[np.float32]
+    ) -> dict[str, float]:
+        """The cosine of ``vector`` with each of these turns' vectors (any scope: the
+        caller's search already filtered); a turn with no vector, or a ``vector`` of
+        another width, is left out. ``search()`` ranks by it the turns its text list
+        found that the vector list did not reach."""
+        vectors = self._vectors["episodes"]
+        if not episode_ids or vectors.dim != vector.shape[0]:
+            return {}
+        ids: list[str] = []
+        slots: list[int] = []
+        with self._search_reads() as (query, _):
+            for start in range(0, len(episode_ids), 400):
+                chunk = list(episode_ids[start : start + 400])
+                for eid, slot in query(
+                    "SELECT id, vec_slot FROM episodes WHERE vec_slot IS NOT NULL"
+                    f" AND id IN ({','.join('?' * len(chunk))})", chunk,
+                ):
+                    ids.append(eid)
+                    slots.append(int(slot))
+            if not ids:
+                return {}
+            scores = dot(vectors.read(slots), vector)
+        return {eid: float(score) for eid, score in zip(ids, scores.tolist())}
 
     def episodes_by_ids(self, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The episodes with these ids (any scope: the caller's search already filtered)."""
