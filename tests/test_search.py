@@ -329,6 +329,7 @@ def test_every_turn_the_text_list_holds_gets_a_vector_rank(
             {episode_id: 0.3}, abs=1e-6)
         assert store.episode_similarities([episode_id], query[:8]) == {}  # another width
         assert store.episode_similarities([], query) == {}
+        assert store.episode_similarities(["e-missing"], query) == {}  # no such turn
     with Memvara(clock=clock, llm=FakeLLM()) as lexical:  # hashed vectors only break ties
         lexical.add([Episode("Caroline: how did the pottery class go?", role="user"),
                      Episode("Melanie: we were awestruck, honestly", role="user")])

@@ -230,6 +230,25 @@ def test_one_common_word_is_scored_as_bm25_scores_it_without_recounting_it(
         assert len(repeated) == 4 and {key for key, _ in got} >= repeated
 
 
+def test_a_common_phrase_of_two_words_is_left_to_bm25(
+    big: Memvara, small_plans: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "lives in" is one common phrase of two tokens: highlight() marks each token, not
+    # each instance, so its share is not computed here; bm25() scores it, as before.
+    monkeypatch.setattr(_bm25, "MARK_HITS", 0)
+    monkeypatch.setattr(_bm25, "SEEK_HITS", 1)
+    store = _store(big)
+    tq = TimeQuery(2**62, None)
+    where, params = store._claim_filter(Scope(), tq, ("live",), None)
+    got = store.search_claims_text(Scope(), tq, ("live",), None, '"7" OR "lives in"', 30)
+    exact = dict(_plain_text(store, where, params, '"7" OR "lives in"', 10_000))
+    alone = dict(_plain_text(store, where, params, '"lives in"', 10_000))
+    with_seven = dict(_plain_text(store, where, params, '"7"', 10_000))
+    assert len(got) == 30
+    for key, score in got:
+        assert score == pytest.approx(exact[key] if key in with_seven else alone[key], abs=1e-9)
+
+
 def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_plans: None) -> None:
     statements: list[str] = []
     store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))
