@@ -73,3 +73,17 @@ def test_assemble_claim_equals_the_dataclass_built_from_the_same_fields() -> Non
     assert built.state == "retired" and hash(built) == hash(full)
     with pytest.raises(AttributeError):  # still frozen
         built.subject = "v"  # type: ignore[misc]
+
+
+def test_a_claim_id_is_its_rowid_and_a_digest_of_what_it_says() -> None:
+    import hashlib
+
+    from memvara.store._rows import claim_rowid, new_claim_id
+
+    parts = ("t", "u", "", "", "User", "user", "lives_in", "Berlin", -1, 1_700_000, 1_700_001)
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=4).hexdigest()
+    claim_id = new_claim_id(42, ("t", "u", "", ""), "User", "user", "lives_in", "Berlin",
+                            -1, 1_700_000, 1_700_001)
+    assert claim_id == f"c42-{digest}" and claim_rowid(claim_id) == 42
+    assert new_claim_id(42, ("t", "u", "", ""), "User", "user", "lives_in", "Paris",
+                        -1, 1_700_000, 1_700_001) != claim_id  # another claim at that rowid

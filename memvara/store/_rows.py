@@ -59,14 +59,20 @@ def new_id(prefix: str, rowid: int, *parts: object) -> str:
     ).hexdigest()
 
 
-def new_claim_id(rowid: int, *parts: object) -> str:
+def new_claim_id(
+    rowid: int, scope: tuple[str, str, str, str], subject: str, subject_key: str,
+    predicate: str, obj: str, polarity: int, valid_from: int, recorded: int,
+) -> str:
     """``c<rowid>-<8 hex digits>``: a claim id that is also its row's address.
 
     The rowid makes the id unique and its lookup a primary-key probe, so claims need no
     index on ``id`` (one fewer random page written per insert). The content digest keeps
-    an old id from resolving to a later row that took an erased row's rowid.
+    an old id from resolving to a later row that took an erased row's rowid. (One
+    f-string, not a join over ``str()`` of each part: the same text, ~1 us less a claim.)
     """
-    material = "\x1f".join(map(str, parts))
+    tenant, user, agent, session = scope
+    material = (f"{tenant}\x1f{user}\x1f{agent}\x1f{session}\x1f{subject}\x1f{subject_key}"
+                f"\x1f{predicate}\x1f{obj}\x1f{polarity}\x1f{valid_from}\x1f{recorded}")
     digest = hashlib.blake2b(material.encode("utf-8", "surrogatepass"), digest_size=4)
     return f"c{rowid}-{digest.hexdigest()}"
 
@@ -100,7 +106,7 @@ def claim_row(
     valid_to = optional_micros(claim.valid_to, "valid_to")
     known = optional_micros(claim.valid_to_known_at, "valid_to_known_at")
     claim_id = new_claim_id(
-        rowid, *scope_values, claim.subject, subject_key, claim.predicate, claim.object,
+        rowid, scope_values, claim.subject, subject_key, claim.predicate, claim.object,
         claim.polarity, valid_from, recorded,
     )
     return claim_id, (
