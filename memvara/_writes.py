@@ -24,7 +24,7 @@ from ._model import Claim, Episode, Scope, WriteReceipt, assemble_claim
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
-from .schema import PredicateRegistry
+from .schema import Cardinality, PredicateRegistry
 from .store.base import Store
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
@@ -320,9 +320,9 @@ class Writer:
             claims, vectors, [(i, slot[0], self._plan(claim, current, close))], outcome)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
+        if not existing:  # nothing to settle against: the cardinality cannot matter
+            return plan_write(claim, existing, Cardinality.MANY, close)
         cardinality = self._registry.spec(claim.predicate).cardinality
-        if not existing:
-            return plan_write(claim, existing, cardinality, close)
         scope = claim.scope
         return plan_write(
             claim, existing, cardinality, close, lambda surface: self.key_of(scope, surface)
