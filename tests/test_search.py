@@ -14,7 +14,10 @@ import pytest
 
 from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara, SQLiteStore
 from memvara._model import TimeQuery
-from memvara._retrieve import DATE_WEIGHT
+from memvara import _retrieve as retrieve
+from memvara._retrieve import (
+    ANSWER_TYPE_WEIGHT, DATE_WEIGHT, TERM_COVERAGE_WEIGHT, TURN_LENGTH_PRIOR,
+)
 from memvara._time import to_micros
 from memvara.store._fts import match_any
 
@@ -389,6 +392,92 @@ def test_a_named_date_never_brings_in_a_turn_no_word_found(clock: Clock) -> None
         assert "an unrelated turn that day" not in [
             r.text for r in mem.search("pottery class on 5 March 2023", k=5,
                                        include_episodes=True) if r.explain.bm25_rank is not None]
+
+
+# -- the answer a question asks for, a turn's length and the question words it holds ------
+def _apart(mem: Memvara, turns: Sequence[str]) -> None:
+    """Stores ``turns`` with three unmatched turns between each two, so no turn lends to
+    another (neighbours and the turns two away are fillers)."""
+    for i, text in enumerate(turns):
+        mem.add(Episode(text))
+        for j in range(3):
+            mem.add(Episode(f"filler {i} {j} nothing"))
+
+
+def test_a_when_question_ranks_the_turn_that_says_when_first(clock: Clock) -> None:
+    said_when = "Caroline: the support group was great yesterday"
+    plain = "Caroline: the support group was great"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, [said_when, plain])
+        # the shorter turn leads on its words alone ...
+        assert _texts(mem, "What about Caroline's support group?", k=2,
+                      include_episodes=True) == [plain, said_when]
+        # ... the turn that says when leads when the question asks when
+        found = mem.search("When did Caroline go to the support group?", k=2,
+                           include_episodes=True)
+        assert [r.text for r in found] == [said_when, plain]
+        unlifted = mem.search("Caroline support group", k=2, include_episodes=True)
+        best = max(r.explain.bm25_score or 0.0 for r in unlifted)
+        own = {r.text: r.explain.bm25_score or 0.0 for r in unlifted}
+        # added: ANSWER_TYPE_WEIGHT of the best turn score, then rescaled to the best raw
+        lifted = own[said_when] + ANSWER_TYPE_WEIGHT * best
+        assert [r.explain.bm25_score for r in found] == pytest.approx(
+            [best, own[plain] * best / lifted])
+
+
+def test_a_when_question_brings_in_no_turn_its_words_did_not_find(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, ["Caroline: the support group was great", "Melanie: see you tomorrow"])
+        found = mem.search("When did Caroline go to the support group?", k=5,
+                           include_episodes=True)
+        assert "Melanie: see you tomorrow" not in [
+            r.text for r in found if r.explain.bm25_rank is not None]
+
+
+def _own_scores(mem: Memvara, query: str) -> dict[str, float]:
+    return {r.text: r.explain.bm25_score or 0.0
+            for r in mem.search(query, k=10, include_episodes=True)
+            if r.explain.bm25_rank is not None and not r.text.startswith("filler")}
+
+
+def test_a_longer_turn_loses_less_to_its_length(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    short, long = "pottery is fun", "pottery is fun and the whole class came along today"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, [short, long])
+        with monkeypatch.context() as patched:
+            patched.setattr(retrieve, "TURN_LENGTH_PRIOR", 0.0)
+            plain = _own_scores(mem, "pottery")  # FTS5's BM25 (b = 0.75) alone
+        scored = _own_scores(mem, "pottery")
+    words = len(long.split()) / len(short.split())
+    assert scored[long] / scored[short] > plain[long] / plain[short]
+    assert scored[long] / scored[short] == pytest.approx(
+        plain[long] / plain[short] * words ** TURN_LENGTH_PRIOR)
+
+
+def test_a_turn_holding_more_of_the_question_s_words_gains(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    both, one = "we camped near the lake", "we camped and camped and camped"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, [both, one])
+        with monkeypatch.context() as patched:
+            patched.setattr(retrieve, "TERM_COVERAGE_WEIGHT", 0.0)
+            plain = _own_scores(mem, "Where has Melanie camped at the lake?")
+        scored = _own_scores(mem, "Where has Melanie camped at the lake?")
+    # "camped" is in both turns, "lake" only in the first
+    assert scored[both] / scored[one] > plain[both] / plain[one]
+    assert scored[both] / scored[one] == pytest.approx(
+        plain[both] / plain[one] * (1 + TERM_COVERAGE_WEIGHT))
+
+
+def test_stems_stand_in_for_the_index_stemmer() -> None:
+    stems = retrieve._stems(["camping", "art", "lake", "lakes"])
+    assert [stem.pattern for stem in stems] == ["(?<!\\w)campi", "(?<!\\w)art", "(?<!\\w)lake"]
+    assert retrieve._covered("we camped by the lakes", retrieve._stems(["camped", "lakes"])) == 2
+    assert retrieve._covered("the artist", retrieve._stems(["art"])) == 1
+    assert retrieve._covered("tar and start", retrieve._stems(["art"])) == 0
 
 
 def test_a_neighbour_comes_only_from_the_turn_s_own_scope_and_time(clock: Clock) -> None:

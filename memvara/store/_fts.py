@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOP_WORDS", "match_any"]
+__all__ = ["STOP_WORDS", "match_any", "query_terms"]
 
 STOP_WORDS = frozenset("""
 a about above after again against all am an and any are aren't as at be because been
@@ -32,9 +32,9 @@ _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 MAX_TERMS = 32
 
 
-def match_any(text: str) -> str | None:
-    """An FTS5 expression matching rows with any content word of ``text``, or ``None``
-    when it has none (only stop words, punctuation or symbols)."""
+def query_terms(text: str) -> list[str]:
+    """The content words of ``text`` a search looks for: casefolded (NFKC), stop words
+    left out, each once, in order, at most ``MAX_TERMS``."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     terms: list[str] = []
     for word in _WORD.findall(folded):
@@ -43,6 +43,13 @@ def match_any(text: str) -> str | None:
         terms.append(word)
         if len(terms) == MAX_TERMS:
             break
+    return terms
+
+
+def match_any(text: str) -> str | None:
+    """An FTS5 expression matching rows with any content word of ``text``, or ``None``
+    when it has none (only stop words, punctuation or symbols)."""
+    terms = query_terms(text)
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
