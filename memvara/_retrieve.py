@@ -395,10 +395,7 @@ class Retriever:
             if unread:
                 seen.update(self._store.episodes_by_ids(unread))
             best = max(own.values())
-            for key in smoothed:
-                episode = seen.get(key)
-                if episode is None:
-                    continue
+            for key, episode in [(key, seen[key]) for key in smoothed if key in seen]:
                 at = None if episode.ts is None else to_micros(episode.ts, "ts")
                 if at is not None and any(start <= at < end for start, end in spans):
                     smoothed[key] += DATE_WEIGHT * best

@@ -45,6 +45,8 @@ def test_a_text_that_says_when(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "I may go to the support group", "they march for rights",  # verbs, not months
     "the pottery class was fun", "I have 3 dogs", "room 2404b", "",
+    # the words of a relative time or a count, but not next to each other
+    "the last thing I said about the morning", "two cats for days",
 ])
 def test_a_text_that_does_not_say_when(text: str) -> None:
     assert not says_time(text)
