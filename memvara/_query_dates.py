@@ -22,6 +22,8 @@ import re
 import unicodedata
 from datetime import datetime, timezone
 
+from ._time import to_micros
+
 __all__ = ["named_spans"]
 
 _MONTHS = {
@@ -46,8 +48,6 @@ _MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b")
 _DAY_US = 86_400_000_000
 _DAY_SLACK_US = _DAY_US
 """How far a day's span reaches past each end of the day: a time zone's worth and more."""
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MICROSECOND = datetime.resolution
 
 
 def named_spans(query: str) -> list[tuple[int, int]]:
@@ -61,8 +61,8 @@ def named_spans(query: str) -> list[tuple[int, int]]:
             month = found["month"]
             number = int(month) if month.isdigit() else _MONTHS[month]
             try:
-                day = _micros(datetime(int(found["year"]), number, int(found["day"]),
-                                       tzinfo=timezone.utc))
+                day = to_micros(datetime(int(found["year"]), number, int(found["day"]),
+                                         tzinfo=timezone.utc), "query")
             except ValueError:
                 continue
             _append(spans, day - _DAY_SLACK_US, day + _DAY_US + _DAY_SLACK_US)
@@ -70,16 +70,13 @@ def named_spans(query: str) -> list[tuple[int, int]]:
     for found in _MONTH_YEAR.finditer(text):
         year, number = int(found["year"]), _MONTHS[found["month"]]
         try:
-            start = _micros(datetime(year, number, 1, tzinfo=timezone.utc))
-            end = _micros(datetime(year + number // 12, number % 12 + 1, 1, tzinfo=timezone.utc))
+            start = to_micros(datetime(year, number, 1, tzinfo=timezone.utc), "query")
+            end = to_micros(
+                datetime(year + number // 12, number % 12 + 1, 1, tzinfo=timezone.utc), "query")
         except ValueError:  # year 0, or the month after December 9999
             continue
         _append(spans, start, end)
     return spans
-
-
-def _micros(moment: datetime) -> int:
-    return (moment - _EPOCH) // _MICROSECOND
 
 
 
