@@ -208,6 +208,7 @@ class Retriever:
         terms = query_terms(query) if include_episodes else []  # for the turns' words
         vector = encode_checked(self._embedder, [query])[0]
         limit = max(_CANDIDATES, 4 * k)
+        reorders = self.vector_weight >= _reordering_weight(limit)
         # One snapshot: the lists, the fields they are ranked by and the claims returned
         # all see one state of the store, so a write landing mid-search changes nothing.
         with self._store.snapshot():
@@ -222,7 +223,7 @@ class Retriever:
                     named_spans(query), read, asks_time(query), terms)
             short = len(by_text) + len(turn_text) < k  # vectors fill what text leaves
             by_vector = self._vector_list(lambda n: store.search_claims_vector(
-                scope, tq, states, memory_types, vector, n), k, limit, short)
+                scope, tq, states, memory_types, vector, n), k, limit, short, reorders)
             claims, decoded = self._rank_fields(
                 list(dict.fromkeys(i for i, _ in [*by_vector, *by_text])), tq)
             texts = {cid: c.text for cid, c in claims.items()}
@@ -230,9 +231,11 @@ class Retriever:
             if include_episodes:
                 # One list per retriever over claims and turns together, so a claim's rank is
                 # its place among everything searched, not among the few claims.
-                turn_vector = self._with_turn_similarities(self._vector_list(
-                    lambda n: store.search_episodes_vector(scope, tq, vector, n), k, limit, short),
-                    turn_text, vector, limit)
+                turn_vector = self._vector_list(
+                    lambda n: store.search_episodes_vector(scope, tq, vector, n),
+                    k, limit, short, reorders)
+                if reorders:
+                    turn_vector = self._with_turn_similarities(turn_vector, turn_text, vector)
                 episodes = {**read, **store.episodes_by_ids(
                     [i for i in dict.fromkeys(i for i, _ in [*turn_vector, *turn_text])
                      if i not in read])}
@@ -255,15 +258,16 @@ class Retriever:
 
     def _vector_list(
         self, search: Callable[[int], list[tuple[str, float]]], k: int, limit: int,
-        short: bool,
+        short: bool, reorders: bool,
     ) -> list[tuple[str, float]]:
         """The vector candidates: ``limit`` of them, or, where the weight is too small for
-        a vector rank to reorder BM25 ranks (``_reordering_weight``), ``k + 1``: then
+        a vector rank to reorder BM25 ranks (not ``reorders``: ``_reordering_weight``),
+        ``k + 1``: then
         only when the text lists hold fewer than ``k`` (``short``) does a vector-only
         candidate reach the results, and ``k`` fill them. If that cut splits a tie
         (the ``k``-th and the one after score alike), which of the tied is kept would
         be settled by storage order, not content: then all ``limit`` are asked for."""
-        if self.vector_weight >= _reordering_weight(limit):
+        if reorders:
             return search(limit)
         found = search(k + 1)
         if not short or len(found) <= k or round(found[k - 1][1], 9) > round(found[k][1], 9):
@@ -272,16 +276,16 @@ class Retriever:
 
     def _with_turn_similarities(
         self, found: list[tuple[str, float]], turn_text: list[tuple[str, float]],
-        vector: npt.NDArray[np.float32], limit: int,
+        vector: npt.NDArray[np.float32],
     ) -> list[tuple[str, float]]:
         """The vector list of turns, joined by every turn of the text list it lacks, with
         its cosine (``Store.episode_similarities``, when the store has it): the text list
         holds the neighbours its matches lend to, several times ``limit`` turns, and a
-        turn given no vector rank would be ranked by its words alone. Only where the
+        turn given no vector rank would be ranked by its words alone. Called only where the
         vector weight can reorder text ranks (``_reordering_weight``): a lexical
         embedder's vectors only break ties. See ``SEMANTIC_VECTOR_WEIGHT``."""
         similarities = getattr(self._store, "episode_similarities", None)
-        if not callable(similarities) or self.vector_weight < _reordering_weight(limit):
+        if not callable(similarities):
             return found
         have = {key for key, _ in found}
         missing = [key for key, _ in turn_text if key not in have]
@@ -354,8 +358,8 @@ class Retriever:
         to the turns two away (which join the list if they matched nothing), then
         ``DATE_WEIGHT`` of the best score added to each turn stamped inside one of
         ``spans`` (the dates the query names) and ``ANSWER_TYPE_WEIGHT`` of it to each
-        turn that says when, if the query asks when (``time_asked``; the turns are read
-        for their stamps and words only then), best first, rescaled so the best keeps
+        turn that says when, if the query asks when (``time_asked``; only then are the
+        lent-to turns read too, for their stamps and words), best first, rescaled so the best keeps
         the best raw score: turns stay on the scale of the claims they are ranked
         with."""
         if not found:
@@ -531,7 +535,8 @@ def _ordered(
         while stop < end and score(ordered[stop]) == value:
             stop += 1
         if stop - start > 1:
-            ordered[start:stop] = sorted(ordered[start:stop], key=lambda item: _tiebreak(text(item)))
+            ordered[start:stop] = sorted(ordered[start:stop],
+                                         key=lambda item: _tiebreak(text(item)))
         start = stop
     return ordered
 
