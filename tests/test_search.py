@@ -333,6 +333,12 @@ def test_every_turn_the_text_list_holds_gets_a_vector_rank(
         assert store.episode_similarities([episode_id], query[:8]) == {}  # another width
         assert store.episode_similarities([], query) == {}
         assert store.episode_similarities(["e-missing"], query) == {}  # no such turn
+        # A store without the method (it is optional) still searches: the reply is then
+        # ranked by its neighbour's words alone, as before.
+        monkeypatch.setattr(store, "episode_similarities", None)
+        found = mem.search("pottery class", k=12, include_episodes=True)
+        reply = next(r for r in found if r.text == "Melanie: we were awestruck, honestly")
+        assert reply.explain.bm25_rank == 2 and reply.explain.vector_rank is None
     with Memvara(clock=clock, llm=FakeLLM()) as lexical:  # hashed vectors only break ties
         lexical.add([Episode("Caroline: how did the pottery class go?", role="user"),
                      Episode("Melanie: we were awestruck, honestly", role="user")])
