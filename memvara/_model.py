@@ -28,6 +28,7 @@ __all__ = [
     "TimeQuery",
     "WriteReceipt",
     "assemble_claim",
+    "set_new_claim_id",
 ]
 
 State = Literal["live", "ended", "retired"]
@@ -192,6 +193,16 @@ def assemble_claim(
     _valid_to_known_at(claim, valid_to_known_at)
     _observations(claim, observations)
     _salience(claim, salience)
+    return claim
+
+
+def set_new_claim_id(claim: Claim, claim_id: str) -> Claim:
+    """Give a claim the id the store assigned it, in place, and return it.
+
+    Only for a claim the writer built for the write under way, which no caller has
+    seen yet (``Writer.build`` makes a new object for every claim it is given): to
+    everyone else a ``Claim`` is immutable, and ``store._rows.with_id`` copies."""
+    _id(claim, claim_id)
     return claim
 
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from . import _args
 from ._entities import entity_key
 from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
-from ._model import Claim, Episode, Scope, WriteReceipt, assemble_claim
+from ._model import Claim, Episode, Scope, WriteReceipt, assemble_claim, set_new_claim_id
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
@@ -279,27 +279,58 @@ class Writer:
         if len(claims) == 1:  # the common case: one lookup, one plan
             self._apply_one(claims, 0, vectors, close, outcome, skip_ids)
             return
+        if not claims:  # add() of turns no rule read a claim from
+            return
         by_scope: dict[Scope, list[int]] = {}
         for i, claim in enumerate(claims):
             by_scope.setdefault(claim.scope, []).append(i)
+        slots_of = {
+            scope: [(self.key_of(scope, claims[i].subject), claims[i].predicate)
+                    for i in indices]
+            for scope, indices in by_scope.items()
+        }
+        repeated = {  # a slot written twice in the batch settles one claim at a time
+            scope: {slot for slot, n in Counter(slots).items() if n > 1}
+            for scope, slots in slots_of.items()
+        }
+        existing = self._slot_claims(
+            {scope: set(slots) - repeated[scope] for scope, slots in slots_of.items()},
+            min(to_micros(claim.valid_from, "valid_from") for claim in claims),
+        )
         batch: list[tuple[int, str, Plan]] = []  # claims alone in their slot: one insert for all
         one_by_one: list[int] = []
         for scope, indices in by_scope.items():
-            slots = [(self.key_of(scope, claims[i].subject), claims[i].predicate) for i in indices]
-            repeated = {slot for slot, n in Counter(slots).items() if n > 1}
-            earliest = min(to_micros(claims[i].valid_from, "valid_from") for i in indices)
-            existing = self._store.slot_claims(
-                scope, set(slots) - repeated, ending_after=earliest
-            )
-            for i, slot in zip(indices, slots):
-                if slot in repeated:
+            for i, slot in zip(indices, slots_of[scope]):
+                if slot in repeated[scope]:
                     one_by_one.append(i)
                 else:
-                    current = [c for c in existing[slot] if c.id not in skip_ids]
+                    current = [c for c in existing[(scope, slot[0], slot[1])] if c.id not in skip_ids]
                     batch.append((i, slot[0], self._plan(claims[i], current, close)))
         self._commit_plans(claims, vectors, batch, outcome)
         for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
             self._apply_one(claims, i, vectors, close, outcome, skip_ids)
+
+    def _slot_claims(
+        self, wanted: dict[Scope, set[tuple[str, str]]], ending_after: int
+    ) -> dict[tuple[Scope, str, str], list[Claim]]:
+        """The still-believed claims of each wanted slot, keyed ``(scope, subject key,
+        predicate)``: in one lookup across scopes where the store offers one
+        (``slot_claims_across``), else scope by scope. ``ending_after`` is the batch's
+        earliest start; a claim that ends before a later one's start is planned around
+        (``plan_write`` sees it ends first)."""
+        across = getattr(self._store, "slot_claims_across", None)
+        if len(wanted) > 1 and callable(across):
+            found: dict[tuple[Scope, str, str], list[Claim]] = across(
+                [(scope, *slot) for scope, slots in wanted.items() for slot in slots],
+                ending_after=ending_after,
+            )
+            return found
+        return {
+            (scope, *slot): claims
+            for scope, slots in wanted.items()
+            for slot, claims in self._store.slot_claims(
+                scope, slots, ending_after=ending_after).items()
+        }
 
     def _apply_one(
         self,
@@ -349,7 +380,13 @@ class Writer:
             return
         new = [_bounded(claims[i], plan.valid_to) for i, _, plan in inserts]
         rows = None if vectors is None else vectors[[i for i, _, _ in inserts]]
-        stored = store.insert_claims(new, rows, [key for _, key, _ in inserts])
+        keys = [key for _, key, _ in inserts]
+        insert_ids = getattr(store, "insert_claim_ids", None)
+        if callable(insert_ids):  # the claims were built for this write: no copies
+            ids: list[str] = insert_ids(new, rows, keys)
+            stored = [set_new_claim_id(claim, cid) for claim, cid in zip(new, ids)]
+        else:
+            stored = store.insert_claims(new, rows, keys)
         outcome.added.extend(stored)
         ends: list[tuple[Claim, int, int, str | None]] = []
         retires: list[tuple[Claim, int, str | None]] = []

@@ -171,6 +171,42 @@ def test_remember_many_writes_named_scopes_and_defaults_to_the_callers(mem: Memv
     assert objects(mem.get_all(user="bob")) == ["y"]
 
 
+def _batch_across_scopes(mem: Memvara) -> list[tuple[object, ...]]:
+    """Settle a batch over three users' scopes (one slot already held, one written twice)
+    and return what it did, ids included."""
+    from memvara import Scope
+    ada, bob, cy = Scope(user="ada"), Scope(user="bob"), Scope(user="cy")
+    mem.remember("me", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN, user="ada")
+    receipt = mem.remember_many([
+        Claim("me", "lives_in", "Lisbon", valid_from=JUN, scope=ada),  # ends Berlin
+        Claim("me", "lives_in", "Oslo", valid_from=MAR, scope=bob),
+        Claim("me", "likes", "tea", scope=bob),
+        Claim("me", "lives_in", "Rome", valid_from=MAR, scope=cy),
+        Claim("me", "lives_in", "Pisa", valid_from=JUN, scope=cy),  # twice: ends Rome
+    ])
+    return [
+        *((c.id, c.object, c.scope.user) for c in receipt.added),
+        *((c.id, c.object, c.valid_to) for c in receipt.ended),
+        *((c.object, c.state, c.scope.user) for c in mem.history("me", "lives_in", user="cy")),
+    ]
+
+
+def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
+    monkeypatch: pytest.MonkeyPatch, clock: Clock,
+) -> None:
+    # SQLiteStore reads the slots of many scopes in one statement (slot_claims_across) and
+    # hands back bare ids for the writer's own claims (insert_claim_ids); a store with
+    # neither settles the same batch to the same rows, slot by slot and scope by scope.
+    from memvara.store.sqlite import SQLiteStore
+    fast = _batch_across_scopes(Memvara(clock=clock))
+    assert [row[1] for row in fast[:5]] == ["Lisbon", "Oslo", "tea", "Rome", "Pisa"]
+    assert [row[1:] for row in fast[5:7]] == [("Berlin", JUN), ("Rome", JUN)]
+    assert fast[7:] == [("Rome", "ended", "cy"), ("Pisa", "live", "cy")]
+    monkeypatch.delattr(SQLiteStore, "slot_claims_across")
+    monkeypatch.delattr(SQLiteStore, "insert_claim_ids")
+    assert _batch_across_scopes(Memvara(clock=Clock(NOW))) == fast
+
+
 def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> None:
     with pytest.raises(InvalidArgumentError, match=r"claims\[1\]"):
         mem.remember_many([Claim("a", "likes", "x"), "not a claim"])  # type: ignore[list-item]
