@@ -44,11 +44,11 @@ from . import _bm25, _sql
 from ._migrations import APPLICATION_ID, FOLD_FUNCTION, MIGRATIONS, SCHEMA_VERSION
 from ._rows import (
     CLAIM_COLUMNS,
-    INSERT_SQL,
     claim_row,
     claim_rowid,
     decode_claim,
     ended,
+    insert_statement,
     new_id,
     retired,
     scope_of,
@@ -713,7 +713,7 @@ class SQLiteStore:
                 if claim.sources:
                     links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 ids.append(cid)
-            conn.executemany(INSERT_SQL, rows)
+            conn.executemany(*insert_statement(rows))
             self._index_text(conn, "claims", indexed, last + len(rows), force=False)
             if links:
                 conn.executemany(
