@@ -313,7 +313,7 @@ def test_bm25_bounds_and_records() -> None:
     assert _bm25.idf(100, 1) == pytest.approx(np.log(99.5 / 1.5))
     assert _bm25.ceiling(100, 1) == pytest.approx(2.2 * _bm25.idf(100, 1))
     assert _bm25.budget(100) == 256 and _bm25.budget(64_000) == 1000
-    assert _bm25.window(50) == 100
+    assert _bm25.window(50) == 50
     assert _bm25.rows_indexed(bytes([0x05, 0x20])) == 5
     assert _bm25.rows_indexed(bytes([0x81, 0x00])) == 128
     assert _bm25.rows_indexed(bytes([0xFF] * 8 + [0x01])) == ((1 << 56) - 1) << 8 | 1
