@@ -284,11 +284,8 @@ class Writer:
         by_scope: dict[Scope, list[int]] = {}
         for i, claim in enumerate(claims):
             by_scope.setdefault(claim.scope, []).append(i)
-        slots_of = {
-            scope: [(self.key_of(scope, claims[i].subject), claims[i].predicate)
-                    for i in indices]
-            for scope, indices in by_scope.items()
-        }
+        slots_of = {scope: self._slots(scope, [claims[i] for i in indices])
+                    for scope, indices in by_scope.items()}
         repeated = {  # a slot written twice in the batch settles one claim at a time
             scope: {slot for slot, n in Counter(slots).items() if n > 1}
             for scope, slots in slots_of.items()
@@ -297,18 +294,29 @@ class Writer:
             {scope: set(slots) - repeated[scope] for scope, slots in slots_of.items()},
             min(to_micros(claim.valid_from, "valid_from") for claim in claims),
         )
-        batch: list[tuple[int, str, Plan]] = []  # claims alone in their slot: one insert for all
+        batch: list[tuple[int, str, Plan | None]] = []  # alone in their slot: one insert for all
         one_by_one: list[int] = []
         for scope, indices in by_scope.items():
+            twice = repeated[scope]
             for i, slot in zip(indices, slots_of[scope]):
-                if slot in repeated[scope]:
+                if twice and slot in twice:
                     one_by_one.append(i)
-                else:
-                    current = [c for c in existing[(scope, slot[0], slot[1])] if c.id not in skip_ids]
-                    batch.append((i, slot[0], self._plan(claims[i], current, close)))
+                    continue
+                found = existing[(scope, slot[0], slot[1])]
+                current = [c for c in found if c.id not in skip_ids] if skip_ids else found
+                # An empty slot needs no plan: the claim is inserted as it is.
+                plan = self._plan(claims[i], current, close) if current else None
+                batch.append((i, slot[0], plan))
         self._commit_plans(claims, vectors, batch, outcome)
         for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
             self._apply_one(claims, i, vectors, close, outcome, skip_ids)
+
+    def _slots(self, scope: Scope, claims: Sequence[Claim]) -> list[tuple[str, str]]:
+        """Each claim's slot at ``scope``: ``key_of`` its subject (the scope's aliases
+        read once), and its predicate."""
+        aliases = self.aliases(scope)
+        return [(aliases.get(key, key), claim.predicate)
+                for key, claim in zip(map(entity_key, [c.subject for c in claims]), claims)]
 
     def _slot_claims(
         self, wanted: dict[Scope, set[tuple[str, str]]], ending_after: int
@@ -363,22 +371,24 @@ class Writer:
         self,
         claims: Sequence[Claim],
         vectors: npt.NDArray[np.float32] | None,
-        batch: Sequence[tuple[int, str, Plan]],
+        batch: Sequence[tuple[int, str, Plan | None]],
         outcome: _Outcome,
     ) -> None:
         """Apply each ``(claim index, subject key, plan)``: reinforcements one by one,
         the new claims in one insert, then the closures they cause."""
         store = self._store
         for i, _, plan in batch:
-            if plan.reinforce is not None:
+            if plan is not None and plan.reinforce is not None:
                 outcome.reinforced.append(store.reinforce_claim(
                     plan.reinforce.id, claims[i].sources,
                     to_micros(claims[i].recorded_at, "recorded_at"),
                 ))
-        inserts = [(i, key, plan) for i, key, plan in batch if plan.reinforce is None]
+        inserts = [(i, key, plan) for i, key, plan in batch
+                   if plan is None or plan.reinforce is None]
         if not inserts:
             return
-        new = [_bounded(claims[i], plan.valid_to) for i, _, plan in inserts]
+        new = [claims[i] if plan is None else _bounded(claims[i], plan.valid_to)
+               for i, _, plan in inserts]
         rows = None if vectors is None else vectors[[i for i, _, _ in inserts]]
         keys = [key for _, key, _ in inserts]
         insert_ids = getattr(store, "insert_claim_ids", None)
@@ -391,8 +401,9 @@ class Writer:
         ends: list[tuple[Claim, int, int, str | None]] = []
         retires: list[tuple[Claim, int, str | None]] = []
         for claim, (_, _, plan) in zip(stored, inserts):
-            ends.extend((old, valid_to, at, claim.id) for old, valid_to, at in plan.end)
-            retires.extend((old, at, claim.id) for old, at in plan.retire)
+            if plan is not None:
+                ends.extend((old, valid_to, at, claim.id) for old, valid_to, at in plan.end)
+                retires.extend((old, at, claim.id) for old, at in plan.retire)
         outcome.ended.extend(store.end_claims(ends))
         outcome.retired.extend(store.retire_claims(retires))
 

@@ -39,6 +39,17 @@ def test_new_writes_under_either_name_settle_one_slot(mem: Memvara) -> None:
     assert _objects(mem.history("Bob", "works_at")) == ["Acme", "Globex"]
 
 
+def test_a_bulk_write_under_an_alias_settles_the_entitys_slot(mem: Memvara) -> None:
+    mem.remember("Robert Smith", "works_at", "Acme", valid_from=JAN, recorded_at=JAN)
+    mem.alias_entity("Bob", "Robert Smith")
+    receipt = mem.remember_many([
+        Claim("Bob", "works_at", "Globex", valid_from=JUN, recorded_at=JUN),
+        Claim("Ann", "works_at", "Initech", valid_from=JUN, recorded_at=JUN),
+    ])
+    assert [(c.object, c.state) for c in receipt.ended] == [("Acme", "ended")]
+    assert _objects(mem.history("Robert Smith", "works_at")) == ["Acme", "Globex"]
+
+
 def test_an_aliased_object_is_the_same_value(mem: Memvara) -> None:
     mem.alias_entity("Big Blue", "IBM")
     first = mem.remember("user", "works_at", "IBM").added[0]

@@ -173,7 +173,7 @@ def insert_statement(
         first = column[0]
         literal = _literal(first)
         if (literal is None or column.count(first) != len(column)
-                or any(type(value) is not type(first) for value in column)):
+                or len(set(map(type, column))) != 1):
             parts.append("?")
             varying.append(j)
         else:
