@@ -297,12 +297,12 @@ class Writer:
         batch: list[tuple[int, str, Plan | None]] = []  # alone in their slot: one insert for all
         one_by_one: list[int] = []
         for scope, indices in by_scope.items():
-            twice = repeated[scope]
+            twice, held = repeated[scope], existing[scope]
             for i, slot in zip(indices, slots_of[scope]):
                 if twice and slot in twice:
                     one_by_one.append(i)
                     continue
-                found = existing[(scope, slot[0], slot[1])]
+                found = held.get(slot, _EMPTY_SLOT)
                 current = [c for c in found if c.id not in skip_ids] if skip_ids else found
                 # An empty slot needs no plan: the claim is inserted as it is.
                 plan = self._plan(claims[i], current, close) if current else None
@@ -320,25 +320,19 @@ class Writer:
 
     def _slot_claims(
         self, wanted: dict[Scope, set[tuple[str, str]]], ending_after: int
-    ) -> dict[tuple[Scope, str, str], list[Claim]]:
-        """The still-believed claims of each wanted slot, keyed ``(scope, subject key,
-        predicate)``: in one lookup across scopes where the store offers one
+    ) -> dict[Scope, Mapping[tuple[str, str], list[Claim]]]:
+        """The still-believed claims of the wanted slots, per scope (a slot with none
+        may be missing): in one lookup across scopes where the store offers one
         (``slot_claims_across``), else scope by scope. ``ending_after`` is the batch's
         earliest start; a claim that ends before a later one's start is planned around
         (``plan_write`` sees it ends first)."""
         across = getattr(self._store, "slot_claims_across", None)
-        if len(wanted) > 1 and callable(across):
-            found: dict[tuple[Scope, str, str], list[Claim]] = across(
-                [(scope, *slot) for scope, slots in wanted.items() for slot in slots],
-                ending_after=ending_after,
-            )
+        if callable(across):
+            found: dict[Scope, Mapping[tuple[str, str], list[Claim]]] = across(
+                wanted, ending_after=ending_after)
             return found
-        return {
-            (scope, *slot): claims
-            for scope, slots in wanted.items()
-            for slot, claims in self._store.slot_claims(
-                scope, slots, ending_after=ending_after).items()
-        }
+        return {scope: self._store.slot_claims(scope, slots, ending_after=ending_after)
+                for scope, slots in wanted.items()}
 
     def _apply_one(
         self,
@@ -503,6 +497,10 @@ def _instant(value: object, argument: str) -> tuple[int, datetime]:
     if isinstance(value, datetime) and value.tzinfo is timezone.utc:
         return micros, value
     return micros, from_micros(micros)
+
+
+_EMPTY_SLOT: list[Claim] = []
+"""What a batch finds in a slot no lookup returned (read, never changed)."""
 
 
 def _bounded(claim: Claim, valid_to: int | None) -> Claim:

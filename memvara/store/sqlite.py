@@ -876,29 +876,30 @@ class SQLiteStore:
 
     def slot_claims_across(
         self,
-        wanted: Collection[tuple[Scope, str, str]],
+        wanted: Mapping[Scope, Collection[tuple[str, str]]],
         *,
         ending_after: int | None = None,
-    ) -> dict[tuple[Scope, str, str], list[Claim]]:
-        """``slot_claims`` for ``(scope, subject_key, predicate)`` triples in many scopes
-        at once: a bulk write whose claims land in a thousand users' scopes reads their
-        slots in a few statements, not one per scope. Optional for a store; the writer
-        asks ``slot_claims`` scope by scope without it."""
-        found: dict[tuple[Scope, str, str], list[Claim]] = {item: [] for item in wanted}
-        keys = list(found)
+    ) -> dict[Scope, dict[tuple[str, str], list[Claim]]]:
+        """``slot_claims`` for the ``(subject_key, predicate)`` slots of many scopes at
+        once, per scope; a slot that holds no such claim is left out. A bulk write whose
+        claims land in a thousand users' scopes reads their slots in a few statements,
+        not one per scope. Optional for a store; without it the writer asks
+        ``slot_claims`` scope by scope."""
+        found: dict[Scope, dict[tuple[str, str], list[Claim]]] = {scope: {} for scope in wanted}
+        keys = [(scope, slot) for scope, slots in wanted.items() for slot in slots]
         tail: list[object] = [] if ending_after is None else [ending_after]
         with self._reading() as conn:
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
                 params: list[object] = []
-                for scope, key, predicate in chunk:
+                for scope, (key, predicate) in chunk:
                     params.extend((key, predicate))
                     params.extend(value or "" for value in scope.values())
                 for row in conn.execute(
                     _scoped_slot_sql(len(chunk), ending_after is not None), [*params, *tail]
                 ).fetchall():
                     claim = decode_claim(row[:-1], None)
-                    found[(claim.scope, row[-1], row[7])].append(claim)
+                    found[claim.scope].setdefault((row[-1], row[7]), []).append(claim)
         return found
 
     def end_claims(self, ends: Sequence[tuple[Claim, int, int, str | None]]) -> list[Claim]:
