@@ -16,7 +16,7 @@ from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara, SQLit
 from memvara._model import TimeQuery
 from memvara import _retrieve as retrieve
 from memvara._retrieve import (
-    ANSWER_TYPE_WEIGHT, DATE_WEIGHT, TERM_COVERAGE_WEIGHT, TURN_LENGTH_PRIOR,
+    ANSWER_TYPE_WEIGHT, DATE_WEIGHT, SPEAKER_WEIGHT, TERM_COVERAGE_WEIGHT, TURN_LENGTH_PRIOR,
 )
 from memvara._time import to_micros
 from memvara.store._fts import match_any
@@ -484,6 +484,40 @@ def test_stems_stand_in_for_the_index_stemmer() -> None:
     assert retrieve._covered("we camped by the lakes", retrieve._stems(["camped", "lakes"])) == 2
     assert retrieve._covered("the artist", retrieve._stems(["art"])) == 1
     assert retrieve._covered("tar and start", retrieve._stems(["art"])) == 0
+
+
+def test_a_turn_said_by_the_speaker_the_query_names_gains(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same words, both names in each: BM25 alone cannot tell them apart
+    hers = "Melanie: Caroline, we painted the lake"
+    to_her = "Caroline: Melanie, we painted the lake"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, [hers, to_her])
+        with monkeypatch.context() as patched:
+            patched.setattr(retrieve, "SPEAKER_WEIGHT", 0.0)
+            plain = _own_scores(mem, "What has Melanie painted?")
+        scored = _own_scores(mem, "What has Melanie painted?")
+        assert plain[hers] == pytest.approx(plain[to_her])
+        assert scored[hers] / scored[to_her] == pytest.approx(
+            plain[hers] / plain[to_her] * (1 + SPEAKER_WEIGHT))
+        assert _texts(mem, "What has Melanie painted?", k=2, include_episodes=True) == [
+            hers, to_her]
+        assert _texts(mem, "What has Caroline painted?", k=2, include_episodes=True) == [
+            to_her, hers]
+        # naming both, or neither, lifts neither
+        for query in ("What have Melanie and Caroline painted?", "Who painted the lake?"):
+            both = _own_scores(mem, query)
+            assert both[hers] == pytest.approx(both[to_her]), query
+
+
+def test_a_speaker_label_is_read_from_a_transcript_line() -> None:
+    assert retrieve._speaker("Melanie: we painted the lake") == {"melanie"}
+    assert retrieve._speaker("Dr. Ruth Smith: take two") == {"dr", "ruth", "smith"}
+    assert retrieve._speaker("Jon:") == {"jon"}
+    assert retrieve._speaker("note: buy milk") == frozenset()  # lower-case: not a name
+    assert retrieve._speaker("Meet at 10:30 tomorrow") == frozenset()  # no colon and space
+    assert retrieve._speaker("we painted the lake") == frozenset()
 
 
 def test_a_neighbour_comes_only_from_the_turn_s_own_scope_and_time(clock: Clock) -> None:
