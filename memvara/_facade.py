@@ -323,7 +323,10 @@ class _MemoryAPI:
             if not isinstance(claim, Claim):
                 raise InvalidArgumentError(f"claims[{i}]", f"expected a Claim, got {type(claim).__name__}")
             target = scope if claim.scope == root else claim.scope
-            prepared.append(writer.prepare(claim, target, now, index=f"claims[{i}]."))
+            try:
+                prepared.append(writer.prepare(claim, target, now))
+            except InvalidArgumentError as exc:  # named by its place in the batch
+                raise type(exc)(f"claims[{i}].{exc.argument}", exc.problem) from None
         return writer.remember(prepared, close)
 
     def supersede(

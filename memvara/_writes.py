@@ -136,7 +136,6 @@ class Writer:
         now: int,
         *,
         default_valid_from: int | None = None,
-        index: str = "",
     ) -> Claim:
         """Validate a caller's ``Claim`` and return it ready to write (see ``build``)."""
         if claim.invalidated_at is not None or claim.invalidated_by is not None:
@@ -147,7 +146,7 @@ class Writer:
             recorded_at=claim.recorded_at, sources=claim.sources, text=claim.text or None,
             confidence=claim.confidence, memory_type=claim.memory_type,
             polarity=claim.polarity, extractor=claim.extractor or None, meta=claim.meta,
-            default_valid_from=default_valid_from, index=index,
+            default_valid_from=default_valid_from,
         )
 
     def build(
@@ -169,16 +168,13 @@ class Writer:
         extractor: object = None,
         meta: Mapping[str, object] | None = None,
         default_valid_from: int | None = None,
-        index: str = "",
     ) -> Claim:
         """Validate one claim's fields and fill in its canonical predicate, times, text
         and scope: the ``Claim`` as it will be stored, less its id.
-
-        ``index`` prefixes argument names in errors (``claims[3].subject``).
         """
-        subject = _args.check_text(subject, f"{index}subject")
-        obj = _args.check_text(obj, f"{index}object")
-        predicate = self._registry.canonical(_args.check_text(predicate, f"{index}predicate"))
+        subject = _args.check_text(subject, "subject")
+        obj = _args.check_text(obj, "object")
+        predicate = self._registry.canonical(_args.check_text(predicate, "predicate"))
         polarity = _args.check_polarity(polarity)
         if recorded_at is None:
             recorded, recorded_at = now, from_micros(now)

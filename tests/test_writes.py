@@ -12,6 +12,7 @@ from memvara import (
     Claim,
     ClaimNotFoundError,
     InvalidArgumentError,
+    InvalidTimeError,
     Memvara,
     PredicateRegistry,
     PredicateSpec,
@@ -212,6 +213,9 @@ def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> Non
         mem.remember_many([Claim("a", "likes", "x"), "not a claim"])  # type: ignore[list-item]
     with pytest.raises(InvalidArgumentError, match=r"claims\[1\]\.object"):
         mem.remember_many([Claim("a", "likes", "x"), Claim("a", "likes", "")])
+    with pytest.raises(InvalidTimeError, match=r"claims\[2\]\.valid_to: must be later"):
+        mem.remember_many([Claim("a", "likes", "x"), Claim("b", "likes", "y"),
+                           Claim("c", "likes", "z", valid_from=JUN, valid_to=JAN)])
     with pytest.raises(InvalidArgumentError, match="claims"):
         mem.remember_many("abc")  # type: ignore[arg-type]
     assert mem.count(states=STATES) == 0

@@ -241,11 +241,15 @@ class VectorFile:
             self._ensure(max(slots) + 1)
             rows = self._rows
             assert rows is not None  # noqa: S101 - _ensure mapped it
-            if len(slots) == 1:
-                rows[slots[0]] = vectors[0]
+            first, count = slots[0], len(slots)
+            index = np.asarray(slots, dtype=np.int64)
+            if count == 1:
+                rows[first] = vectors[0]
+            elif slots[-1] - first == count - 1 and bool((np.diff(index) == 1).all()):
+                rows[first : first + count] = vectors  # a batch's new rows: one copy
             else:
-                rows[np.asarray(slots, dtype=np.int64)] = vectors
-            self._resign(np.asarray(slots, dtype=np.int64))
+                rows[index] = vectors
+            self._resign(index)
 
     def read(self, slots: Sequence[int]) -> Matrix:
         """The vectors in ``slots``, as a new array; zeros for slots never written.
