@@ -245,8 +245,11 @@ class Retriever:
                     store.search_episodes_text(scope, tq, match, limit), tq,
                     named_spans(query), read, asks_time(query), terms)
             short = len(by_text) + len(turn_text) < k  # vectors fill what text leaves
-            by_vector = self._vector_list(lambda n: store.search_claims_vector(
-                scope, tq, states, memory_types, vector, n), k, limit, short, reorders)
+            by_vector = self._vector_list(
+                lambda n: store.search_claims_vector(
+                    scope, tq, states, memory_types, vector, n),
+                k, limit, short, reorders,
+                lambda: self._similarities("claim_similarities", by_text, vector))
             claims, decoded = self._rank_fields(
                 list(dict.fromkeys(i for i, _ in [*by_vector, *by_text])), tq)
             texts = {cid: c.text for cid, c in claims.items()}
@@ -256,7 +259,8 @@ class Retriever:
                 # its place among everything searched, not among the few claims.
                 turn_vector = self._vector_list(
                     lambda n: store.search_episodes_vector(scope, tq, vector, n),
-                    k, limit, short, reorders)
+                    k, limit, short, reorders,
+                    lambda: self._similarities("episode_similarities", turn_text, vector))
                 if reorders:
                     turn_vector = self._with_turn_similarities(turn_vector, turn_text, vector)
                 episodes = {**read, **store.episodes_by_ids(
@@ -282,20 +286,39 @@ class Retriever:
     def _vector_list(
         self, search: Callable[[int], list[tuple[str, float]]], k: int, limit: int,
         short: bool, reorders: bool,
+        among: Callable[[], list[tuple[str, float]] | None] = lambda: None,
     ) -> list[tuple[str, float]]:
         """The vector candidates: ``limit`` of them, or, where the weight is too small for
         a vector rank to reorder BM25 ranks (not ``reorders``: ``_reordering_weight``),
-        ``k + 1``: then
-        only when the text lists hold fewer than ``k`` (``short``) does a vector-only
-        candidate reach the results, and ``k`` fill them. If that cut splits a tie
-        (the ``k``-th and the one after score alike), which of the tied is kept would
-        be settled by storage order, not content: then all ``limit`` are asked for."""
+        less. Then a vector-only candidate reaches the results only when the text lists
+        hold fewer than ``k`` (``short``): if they do not, the vectors only order the
+        text candidates' ties, and their cosines (``among``, when the store can give
+        them) are the list, with no vector scored beyond them. If they do, ``k + 1`` fill
+        them; if that cut splits a tie (the ``k``-th and the one after score alike),
+        which of the tied is kept would be settled by storage order, not content: then
+        all ``limit`` are asked for."""
         if reorders:
             return search(limit)
+        if not short:
+            ordered = among()
+            if ordered is not None:
+                return ordered
         found = search(k + 1)
         if not short or len(found) <= k or round(found[k - 1][1], 9) > round(found[k][1], 9):
             return found
         return search(limit)
+
+    def _similarities(
+        self, method: str, found: list[tuple[str, float]], vector: npt.NDArray[np.float32],
+    ) -> list[tuple[str, float]] | None:
+        """The cosine of ``vector`` with each candidate of the text list ``found``, from
+        the store's optional ``method`` (``claim_similarities``,
+        ``episode_similarities``); ``None`` when the store has no such method."""
+        similarities = getattr(self._store, method, None)
+        if not callable(similarities):
+            return None
+        scores: dict[str, float] = similarities([key for key, _ in found], vector)
+        return list(scores.items())
 
     def _with_turn_similarities(
         self, found: list[tuple[str, float]], turn_text: list[tuple[str, float]],

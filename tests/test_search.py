@@ -12,7 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memvara import STATES, Claim, Episode, InvalidArgumentError, Memvara, SQLiteStore
+from memvara import (
+    STATES, Claim, Episode, HashingEmbedder, InvalidArgumentError, Memvara, SQLiteStore,
+)
 from memvara._model import TimeQuery
 from memvara import _retrieve as retrieve
 from memvara._retrieve import (
@@ -20,6 +22,7 @@ from memvara._retrieve import (
 )
 from memvara._time import to_micros
 from memvara.store._fts import match_any
+from memvara.store._rows import claim_rowid
 
 from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM
 
@@ -232,6 +235,8 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     # claim of its own above one, so the vector list only matters where the text list
     # holds fewer than k: k + 1 candidates, the extra one to see whether a tie was cut
     # (then the whole list is asked for, so ties are settled by content, not storage).
+    # Where the text list holds k, no vector is searched: the text candidates' own
+    # cosines order their ties (claim_similarities).
     from memvara import _retrieve
 
     for i in range(30):
@@ -248,20 +253,51 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     monkeypatch.setattr(store, "search_claims_vector", recorded)
     enough = mem.search("tea", k=5)  # 30 text matches: no vector-only claim can enter
     short = mem.search("green tea number 7", k=40)  # 31 text matches: vectors fill 9
-    assert asked == [6, 41, 160]  # teapots but 7 score alike past the 40th: a tie cut
+    assert asked == [41, 160]  # teapots but 7 score alike past the 40th: a tie cut
     assert sum(r.explain.bm25_rank is None for r in short) == 9
     monkeypatch.setattr(_retrieve, "_reordering_weight", lambda limit: 0.0)
     assert [r.text for r in mem.search("tea", k=5)] == [r.text for r in enough]
     assert [r.text for r in mem.search("green tea number 7", k=40)] == [r.text for r in short]
-    assert asked[3:] == [50, 160]
+    assert asked[2:] == [50, 160]
     monkeypatch.undo()
     pairs = [(f"user_{i}", "likes", f"oolong {i}") for i in range(3)]
     for subject, predicate, obj in pairs:  # three claims: the text list is short of k=5
         mem.remember(subject, predicate, obj)
     asked.clear()
     monkeypatch.setattr(store, "search_claims_vector", recorded)
-    mem.search("oolong 2", k=5)
+    mem.search("oolong please", k=5)
     assert asked == [6]  # the 5th and 6th vector scores differ: no tie cut, no second ask
+
+
+def test_claim_similarities_are_the_cosines_of_the_claims_asked(
+    mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for i in range(12):
+        mem.remember(f"user_{i}", "likes", f"green tea number {i}")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = [r.claim.id for r in mem.search("green tea", k=12)]  # type: ignore[union-attr]
+    query = HashingEmbedder().encode(["green tea"])[0]
+    stored = store.vectors([claim_rowid(cid) for cid in ids])
+    got = store.claim_similarities([*ids, "c99999-00000000"], query)
+    assert got == pytest.approx(dict(zip(ids, (stored @ query).tolist())))
+    assert store.claim_similarities(ids, query[:8]) == {}  # another width
+    assert store.claim_similarities([], query) == {}
+    assert store.claim_similarities(["c99999-00000000"], query) == {}  # no such claim
+    # A store without the method (it is optional) searches the vectors for k + 1 instead.
+    asked: list[int] = []
+    search_vector = store.search_claims_vector
+
+    def recorded(*args: object) -> list[tuple[str, float]]:
+        asked.append(int(args[-1]))  # type: ignore[call-overload]
+        return search_vector(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "search_claims_vector", recorded)
+    with_cosines = [r.text for r in mem.search("green tea", k=5)]
+    assert asked == []
+    monkeypatch.setattr(store, "claim_similarities", None)
+    assert [r.text for r in mem.search("green tea", k=5)] == with_cosines
+    assert asked == [6]
 
 
 # -- a turn lends part of its score to the turns around it --------------------------------
@@ -353,7 +389,9 @@ def test_every_turn_the_text_list_holds_gets_a_vector_rank(
         monkeypatch.setattr(lexical.store, "episode_similarities", similarities)
         found = lexical.search("pottery class", k=2, include_episodes=True)
         assert found[1].text == "Melanie: we were awestruck, honestly"
-        assert asked == []
+        # the text list holds k turns: no vector is searched, and only the listed turns
+        # (the match and the two it lends to) are asked their cosines, to order ties
+        assert [len(ids) for ids in asked] == [3]
 
 
 # -- a date the query names is evidence for the turns stamped on it --------------------------

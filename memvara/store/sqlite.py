@@ -1251,6 +1251,33 @@ class SQLiteStore:
             scores = dot(vectors.read(slots), vector)
         return {eid: float(score) for eid, score in zip(ids, scores.tolist())}
 
+    def claim_similarities(
+        self, claim_ids: Sequence[str], vector: npt.NDArray[np.float32]
+    ) -> dict[str, float]:
+        """The cosine of ``vector`` with each of these claims' vectors, as
+        ``episode_similarities`` gives turns': ``search()`` with a lexical embedder orders
+        its text candidates' ties by it, instead of scoring every vector."""
+        vectors = self._vectors["claims"]
+        if not claim_ids or vectors.dim != vector.shape[0]:
+            return {}
+        ids: list[str] = []
+        slots: list[int] = []
+        with self._search_reads() as (query, _):
+            for start in range(0, len(claim_ids), 400):
+                chunk = set(claim_ids[start : start + 400])
+                for cid, slot in query(
+                    "SELECT id, vec_slot FROM claims WHERE vec_slot IS NOT NULL"
+                    f" AND rowid IN ({','.join('?' * len(chunk))})",
+                    [claim_rowid(c) for c in chunk],
+                ):
+                    if cid in chunk:
+                        ids.append(cid)
+                        slots.append(int(slot))
+            if not ids:
+                return {}
+            scores = dot(vectors.read(slots), vector)
+        return {cid: float(score) for cid, score in zip(ids, scores.tolist())}
+
     def episodes_by_ids(self, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The episodes with these ids (any scope: the caller's search already filtered)."""
         found: dict[str, Episode] = {}
