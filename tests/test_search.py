@@ -549,6 +549,72 @@ def test_a_turn_said_by_the_speaker_the_query_names_gains(
             assert both[hers] == pytest.approx(both[to_her]), query
 
 
+class _Recording:
+    """A semantic embedder (not lexical: its ranks count) that records what it encodes."""
+
+    dim = 16
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        from memvara import HashingEmbedder
+        self.seen.extend(texts)
+        return HashingEmbedder(dim=16).encode(texts)
+
+
+def test_a_semantic_query_vector_leaves_out_the_speakers_the_query_names(
+    clock: Clock,
+) -> None:
+    embedder = _Recording()
+    with Memvara(clock=clock, llm=FakeLLM(), embedder=embedder) as mem:
+        _apart(mem, ["Melanie: Caroline, we painted the lake", "Caroline: lovely!"])
+        for query, encoded in [
+            ("What has Melanie painted?", "What has painted?"),
+            ("What did Melanie and Caroline paint?", "What did and paint?"),
+            # a possessive alone names no speaker (SPEAKER_WEIGHT), but goes with a name
+            ("What did Melanie's kids paint?", "What did Melanie's kids paint?"),
+            ("Did Melanie paint Melanie's kids?", "Did paint kids?"),
+            ("Who painted the lake?", "Who painted the lake?"),  # names no speaker
+            ("Melanie?", "Melanie?"),  # nothing else left: the query whole
+            ("What has Mel painted?", "What has Mel painted?"),  # no label holds "mel"
+        ]:
+            embedder.seen.clear()
+            mem.search(query, k=4, include_episodes=True)
+            assert embedder.seen == [encoded], query
+            embedder.seen.clear()
+            mem.search(query, k=4)  # no turns searched: none named
+            assert embedder.seen == [query], query
+    from memvara import HashingEmbedder
+
+    class Hashing(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            self.seen.extend(texts)
+            return super().encode(texts)
+
+    hashing = Hashing()
+    with Memvara(clock=clock, llm=FakeLLM(), embedder=hashing) as lexical:
+        _apart(lexical, ["Melanie: Caroline, we painted the lake"])
+        hashing.seen.clear()
+        lexical.search("What has Melanie painted?", k=4, include_episodes=True)
+        assert hashing.seen == ["What has Melanie painted?"]  # its vectors break ties only
+
+
+def test_names_are_left_out_of_a_query_word_by_word() -> None:
+    without = retrieve._without_names
+    assert without("What has Melanie painted?", {"melanie"}) == "What has painted?"
+    assert without("Did Melanie\u2019s and MELANIE's kids paint?", {"melanie"}) == (
+        "Did and kids paint?")
+    assert without("Did Melanies paint? it's Mel", {"melanie"}) == (
+        "Did Melanies paint? it's Mel")  # whole words only
+    assert without("What has Melanie painted?", set()) == "What has Melanie painted?"
+    assert without("Melanie, Caroline?", {"melanie", "caroline"}) == "Melanie, Caroline?"
+
+
 def test_a_speaker_label_is_read_from_a_transcript_line() -> None:
     assert retrieve._speaker("Melanie: we painted the lake") == {"melanie"}
     assert retrieve._speaker("Dr. Ruth Smith: take two") == {"dr", "ruth", "smith"}
