@@ -279,7 +279,8 @@ def test_claim_similarities_are_the_cosines_of_the_claims_asked(
     ids = [r.claim.id for r in mem.search("green tea", k=12)]  # type: ignore[union-attr]
     query = HashingEmbedder().encode(["green tea"])[0]
     stored = store.vectors([claim_rowid(cid) for cid in ids])
-    got = store.claim_similarities([*ids, "c99999-00000000"], query)
+    stale = ids[0].rsplit("-", 1)[0] + "-00000000"  # its rowid, another claim's digest
+    got = store.claim_similarities([*ids, "c99999-00000000", stale], query)
     assert got == pytest.approx(dict(zip(ids, (stored @ query).tolist())))
     assert store.claim_similarities(ids, query[:8]) == {}  # another width
     assert store.claim_similarities([], query) == {}

@@ -1231,25 +1231,9 @@ class SQLiteStore:
         """The cosine of ``vector`` with each of these turns' vectors (any scope: the
         caller's search already filtered); a turn with no vector, or a ``vector`` of
         another width, is left out. ``search()`` ranks by it the turns its text list
-        found that the vector list did not reach."""
-        vectors = self._vectors["episodes"]
-        if not episode_ids or vectors.dim != vector.shape[0]:
-            return {}
-        ids: list[str] = []
-        slots: list[int] = []
-        with self._search_reads() as (query, _):
-            for start in range(0, len(episode_ids), 400):
-                chunk = list(episode_ids[start : start + 400])
-                for eid, slot in query(
-                    "SELECT id, vec_slot FROM episodes WHERE vec_slot IS NOT NULL"
-                    f" AND id IN ({','.join('?' * len(chunk))})", chunk,
-                ):
-                    ids.append(eid)
-                    slots.append(int(slot))
-            if not ids:
-                return {}
-            scores = dot(vectors.read(slots), vector)
-        return {eid: float(score) for eid, score in zip(ids, scores.tolist())}
+        found that the vector list did not reach, and, with a lexical embedder, orders
+        the ties of a full text list by it."""
+        return self._cosines("episodes", episode_ids, vector)
 
     def claim_similarities(
         self, claim_ids: Sequence[str], vector: npt.NDArray[np.float32]
@@ -1257,26 +1241,34 @@ class SQLiteStore:
         """The cosine of ``vector`` with each of these claims' vectors, as
         ``episode_similarities`` gives turns': ``search()`` with a lexical embedder orders
         its text candidates' ties by it, instead of scoring every vector."""
-        vectors = self._vectors["claims"]
-        if not claim_ids or vectors.dim != vector.shape[0]:
+        return self._cosines("claims", claim_ids, vector)
+
+    def _cosines(
+        self, table: str, keys: Sequence[str], vector: npt.NDArray[np.float32]
+    ) -> dict[str, float]:
+        """``vector``'s cosine with the stored vector of each row of ``table`` (``claims``,
+        found by the rowid its id carries, or ``episodes``, by id) in ``keys``."""
+        vectors = self._vectors[table]
+        if not keys or vectors.dim != vector.shape[0]:
             return {}
         ids: list[str] = []
         slots: list[int] = []
         with self._search_reads() as (query, _):
-            for start in range(0, len(claim_ids), 400):
-                chunk = set(claim_ids[start : start + 400])
-                for cid, slot in query(
-                    "SELECT id, vec_slot FROM claims WHERE vec_slot IS NOT NULL"
-                    f" AND rowid IN ({','.join('?' * len(chunk))})",
-                    [claim_rowid(c) for c in chunk],
+            for start in range(0, len(keys), 400):
+                chunk = set(keys[start : start + 400])
+                column, params = (("rowid", [claim_rowid(key) for key in chunk])
+                                  if table == "claims" else ("id", list(chunk)))
+                for key, slot in query(
+                    f"SELECT id, vec_slot FROM {table} WHERE vec_slot IS NOT NULL"
+                    f" AND {column} IN ({','.join('?' * len(chunk))})", params,
                 ):
-                    if cid in chunk:
-                        ids.append(cid)
+                    if key in chunk:
+                        ids.append(key)
                         slots.append(int(slot))
             if not ids:
                 return {}
             scores = dot(vectors.read(slots), vector)
-        return {cid: float(score) for cid, score in zip(ids, scores.tolist())}
+        return {key: float(score) for key, score in zip(ids, scores.tolist())}
 
     def episodes_by_ids(self, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """The episodes with these ids (any scope: the caller's search already filtered)."""
