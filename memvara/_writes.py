@@ -364,8 +364,9 @@ class Writer:
         batch: Sequence[tuple[int, str, Plan | None]],
         outcome: _Outcome,
     ) -> None:
-        """Apply each ``(claim index, subject key, plan)``: reinforcements one by one,
-        the new claims in one insert, then the closures they cause."""
+        """Apply each ``(claim index, subject key, plan)`` (a ``None`` plan: insert the
+        claim as it is): reinforcements one by one, the new claims in one insert, then
+        the closures they cause."""
         store = self._store
         for i, _, plan in batch:
             if plan is not None and plan.reinforce is not None:
