@@ -106,7 +106,17 @@ class SweepWindow:
 
 @runtime_checkable
 class Store(Protocol):
-    """A bitemporal claim store. See the module docstring for the rules it must keep."""
+    """A bitemporal claim store. See the module docstring for the rules it must keep.
+
+    Beyond these methods a store may offer faster paths that the writer and search use
+    when present and do without otherwise (``SQLiteStore`` has them all):
+    ``rank_fields`` (see ``RankFields``); ``claim_similarities(ids, vector)`` and
+    ``episode_similarities(ids, vector)``, the cosine of a query with given rows;
+    ``slot_claims_across({scope: slots}, ending_after=)``, ``slot_claims`` for many
+    scopes at once, per scope, empty slots left out; and ``insert_claim_ids``, which is
+    ``insert_claims`` returning only the new ids (the writer then sets each on the claim
+    it built, rather than receive a copy).
+    """
 
     @property
     def dim(self) -> int | None:
