@@ -752,18 +752,19 @@ class SQLiteStore:
             for start in range(0, len(claim_ids), 400):
                 chunk = list(claim_ids[start : start + 400])
                 wanted = {claim_rowid(cid): (start + i, cid) for i, cid in enumerate(chunk)}
+                # One statement marks the rows that still wait and names them: the
+                # vectors are written below, in the same transaction, before it commits.
                 for (rowid,) in conn.execute(
-                    f"SELECT rowid FROM claims WHERE rowid IN ({','.join('?' * len(wanted))})"
-                    f" AND id IN ({','.join('?' * len(chunk))}) AND vec_slot IS NULL",
+                    "UPDATE claims SET vec_slot = rowid"
+                    f" WHERE rowid IN ({','.join('?' * len(wanted))})"
+                    f" AND id IN ({','.join('?' * len(chunk))}) AND vec_slot IS NULL"
+                    " RETURNING rowid",
                     [*wanted, *chunk],
-                ):
+                ).fetchall():
                     keep.append(wanted[rowid][0])
                     rowids.append(rowid)
             if rowids:
                 self._write_vectors(conn, "claims", rowids, vectors[keep])
-                conn.executemany(
-                    "UPDATE claims SET vec_slot = rowid WHERE rowid = ?", [(r,) for r in rowids]
-                )
             return len(rowids)
 
     def insert_episodes(
