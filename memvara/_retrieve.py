@@ -166,7 +166,8 @@ name (``_without_names``): with the name, MiniLM ranks every turn that mentions 
 speaker near the top (a name weighs in a sentence vector like a topic), and whose
 turn it is the text list already weighs. On LOCOMO's development split with
 all-MiniLM-L6-v2 at 0.5, conv-26/30/41: R@12 80.8 -> 82.2, R@1 35.7 -> 41.2, MRR 53.9
--> 57.9; conv-42/43/44: R@12 75.7 -> 77.3, R@1 33.3 -> 38.0, MRR 51.7 -> 56.3. Tuned again with it on conv-26/30/41: R@12 82.2 at 0.25, 82.6 at 0.35,
+-> 57.9; conv-42/43/44: R@12 75.7 -> 77.3, R@1 33.3 -> 38.0, MRR 51.7 -> 56.3. Tuned
+again with it on conv-26/30/41: R@12 82.2 at 0.25, 82.6 at 0.35,
 82.5 at 0.4, 82.1 at 0.45, 82.2 at 0.5, 82.0 at 0.6, 81.4 at 0.75 (R@1 43.9, 42.0, 41.5,
 41.5, 41.2, 39.8, 37.9); 0.35 checked on conv-42/43/44 fell to 76.5: 0.5 kept. Not
 taken, on conv-26/30/41 at 0.5 (80.8 before): re-tuning the weight alone (80.9 at 0.25,
@@ -353,15 +354,12 @@ class Retriever:
         turn given no vector rank would be ranked by its words alone. Called only where the
         vector weight can reorder text ranks (``_reordering_weight``): a lexical
         embedder's vectors only break ties. See ``SEMANTIC_VECTOR_WEIGHT``."""
-        similarities = getattr(self._store, "episode_similarities", None)
-        if not callable(similarities):
-            return found
         have = {key for key, _ in found}
-        missing = [key for key, _ in turn_text if key not in have]
+        missing = [(key, score) for key, score in turn_text if key not in have]
         if not missing:
             return found
-        extra: dict[str, float] = similarities(missing, vector)
-        return [*found, *extra.items()]
+        extra = self._similarities("episode_similarities", missing, vector)
+        return found if extra is None else [*found, *extra]
 
     def _rank_fields(
         self, claim_ids: list[str], tq: TimeQuery

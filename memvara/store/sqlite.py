@@ -146,7 +146,7 @@ def _translate(exc: sqlite3.Error) -> StoreError:
 
 
 @functools.lru_cache(maxsize=64)
-def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False) -> str:
+def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False, scoped: bool = False) -> str:
     """``slot_claims``' query for ``n_slots`` slots (built once per shape).
 
     The wanted slots drive the loop (CROSS JOIN fixes the order), so each is one probe
@@ -154,36 +154,28 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False) -> str:
     wanted slots are LEFT JOINed instead (an empty slot still yields one row, of NULLs)
     and every row carries the claims table's reservation (``_reserve``'s two numbers),
     so a write that reads its slot needs no statement of its own to place its row.
+    With ``scoped`` (``slot_claims_across``) each wanted row names its scope too, after
+    its slot, so one statement serves many scopes.
     """
-    where, _ = _sql.scope_exact(Scope(), "claims.")
+    if scoped:
+        columns = "k, p, " + ", ".join(f"w{i}" for i in range(len(_sql.SCOPE_COLUMNS)))
+        where = " AND ".join(
+            f"claims.{column} = wanted.w{i}" for i, column in enumerate(_sql.SCOPE_COLUMNS))
+    else:
+        columns = "k, p"
+        where, _ = _sql.scope_exact(Scope(), "claims.")
     if bounded:
         where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
     extra, join, condition = (
         (f", {_RESERVATION % ('claims', 'claims')}", "LEFT JOIN", "AND") if reserve
         else ("", "CROSS JOIN", "WHERE")
     )
+    row = "(" + ", ".join(["?"] * (columns.count(",") + 1)) + ")"
     return (
-        f"WITH wanted (k, p) AS (VALUES {','.join(['(?, ?)'] * n_slots)})"
+        f"WITH wanted ({columns}) AS (VALUES {','.join([row] * n_slots)})"
         f" SELECT {CLAIM_COLUMNS}, claims.subject_key{extra} FROM wanted {join} claims"
         f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
         f" {condition} {where} AND claims.invalidated_at IS NULL"
-        f" ORDER BY claims.valid_from, claims.rowid"
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _scoped_slot_sql(n_slots: int, bounded: bool) -> str:
-    """``slot_claims_across``' query for ``n_slots`` ``(scope, slot)`` pairs: ``_slot_sql``
-    with each wanted row naming its scope too, so one statement serves many scopes."""
-    scope_match = " AND ".join(
-        f"claims.{column} = wanted.w{i}" for i, column in enumerate(_sql.SCOPE_COLUMNS))
-    bound = " AND (claims.valid_to IS NULL OR claims.valid_to > ?)" if bounded else ""
-    return (
-        "WITH wanted (k, p, w0, w1, w2, w3) AS"
-        f" (VALUES {','.join(['(?, ?, ?, ?, ?, ?)'] * n_slots)})"
-        f" SELECT {CLAIM_COLUMNS}, claims.subject_key FROM wanted CROSS JOIN claims"
-        f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
-        f" WHERE {scope_match}{bound} AND claims.invalidated_at IS NULL"
         f" ORDER BY claims.valid_from, claims.rowid"
     )
 
@@ -897,7 +889,8 @@ class SQLiteStore:
                     params.extend((key, predicate))
                     params.extend(value or "" for value in scope.values())
                 for row in conn.execute(
-                    _scoped_slot_sql(len(chunk), ending_after is not None), [*params, *tail]
+                    _slot_sql(len(chunk), ending_after is not None, scoped=True),
+                    [*params, *tail],
                 ).fetchall():
                     claim = decode_claim(row[:-1], None)
                     found[claim.scope].setdefault((row[-1], row[7]), []).append(claim)
