@@ -485,16 +485,24 @@ def _own_scores(mem: Memvara, query: str) -> dict[str, float]:
             if r.explain.bm25_rank is not None and not r.text.startswith("filler")}
 
 
+def _scores_without_and_with(
+    mem: Memvara, monkeypatch: pytest.MonkeyPatch, constant: str, query: str,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``_own_scores`` with ``retrieve``'s ``constant`` set to 0, then as it is."""
+    with monkeypatch.context() as patched:
+        patched.setattr(retrieve, constant, 0.0)
+        plain = _own_scores(mem, query)
+    return plain, _own_scores(mem, query)
+
+
 def test_a_longer_turn_loses_less_to_its_length(
     clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     short, long = "pottery is fun", "pottery is fun and the whole class came along today"
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [short, long])
-        with monkeypatch.context() as patched:
-            patched.setattr(retrieve, "TURN_LENGTH_PRIOR", 0.0)
-            plain = _own_scores(mem, "pottery")  # FTS5's BM25 (b = 0.75) alone
-        scored = _own_scores(mem, "pottery")
+        # plain: FTS5's BM25 (b = 0.75) alone
+        plain, scored = _scores_without_and_with(mem, monkeypatch, "TURN_LENGTH_PRIOR", "pottery")
     words = len(long.split()) / len(short.split())
     assert scored[long] / scored[short] > plain[long] / plain[short]
     assert scored[long] / scored[short] == pytest.approx(
@@ -507,10 +515,8 @@ def test_a_turn_holding_more_of_the_question_s_words_gains(
     both, one = "we camped near the lake", "we camped and camped and camped"
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [both, one])
-        with monkeypatch.context() as patched:
-            patched.setattr(retrieve, "TERM_COVERAGE_WEIGHT", 0.0)
-            plain = _own_scores(mem, "Where has Melanie camped at the lake?")
-        scored = _own_scores(mem, "Where has Melanie camped at the lake?")
+        plain, scored = _scores_without_and_with(
+            mem, monkeypatch, "TERM_COVERAGE_WEIGHT", "Where has Melanie camped at the lake?")
     # "camped" is in both turns, "lake" only in the first
     assert scored[both] / scored[one] > plain[both] / plain[one]
     assert scored[both] / scored[one] == pytest.approx(
@@ -533,10 +539,8 @@ def test_a_turn_said_by_the_speaker_the_query_names_gains(
     to_her = "Caroline: Melanie, we painted the lake"
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [hers, to_her])
-        with monkeypatch.context() as patched:
-            patched.setattr(retrieve, "SPEAKER_WEIGHT", 0.0)
-            plain = _own_scores(mem, "What has Melanie painted?")
-        scored = _own_scores(mem, "What has Melanie painted?")
+        plain, scored = _scores_without_and_with(
+            mem, monkeypatch, "SPEAKER_WEIGHT", "What has Melanie painted?")
         assert plain[hers] == pytest.approx(plain[to_her])
         assert scored[hers] / scored[to_her] == pytest.approx(
             plain[hers] / plain[to_her] * (1 + SPEAKER_WEIGHT))
