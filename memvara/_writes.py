@@ -24,7 +24,7 @@ from ._model import Claim, Episode, Scope, WriteReceipt, assemble_claim, set_new
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
-from .schema import Cardinality, PredicateRegistry
+from .schema import PredicateRegistry
 from .store.base import Store
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
@@ -345,12 +345,12 @@ class Writer:
             claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from")
         )[slot]
         current = [c for c in found if c.id not in skip_ids] if skip_ids else found
-        self._commit_plans(
-            claims, vectors, [(i, slot[0], self._plan(claim, current, close))], outcome)
+        plan = self._plan(claim, current, close) if current else None  # None: insert as is
+        self._commit_plans(claims, vectors, [(i, slot[0], plan)], outcome)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
-        if not existing:  # nothing to settle against: the cardinality cannot matter
-            return plan_write(claim, existing, Cardinality.MANY, close)
+        """How ``claim`` settles against the slot's ``existing`` claims (never empty: a
+        claim alone in its slot is inserted as it is, with no plan)."""
         cardinality = self._registry.spec(claim.predicate).cardinality
         scope = claim.scope
         return plan_write(

@@ -20,6 +20,12 @@ def claim(obj: str, start: datetime, end: datetime | None = None, *, polarity: i
                  polarity=polarity, id=cid or obj)
 
 
+def test_a_claim_alone_in_its_slot_keeps_its_interval_and_closes_nothing() -> None:
+    plan = plan_write(claim("Berlin", JAN, JUN), [], ONE, "ended")
+    assert plan.valid_to == to_micros(JUN, "x")
+    assert plan.reinforce is None and plan.end == [] and plan.retire == []
+
+
 def test_reinforce_wins_over_everything_else() -> None:
     plan = plan_write(claim("berlin", JUN), [claim("Berlin", JAN)], ONE, "ended")
     assert plan.reinforce is not None and plan.reinforce.id == "Berlin"
