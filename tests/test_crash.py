@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -147,9 +148,25 @@ def run_and_kill(path: str, acked: Acknowledged, lines: int) -> None:
             acked.record(line)
 
 
+def keep_as_killed(path: str) -> str:
+    """Copy the store's files as the killed writer left them (before opening it runs
+    recovery and closing it checkpoints) beside it, replacing the last round's copy: a
+    failure that shows once in hundreds of kills can then be read, not guessed at."""
+    kept = os.path.join(os.path.dirname(path), "as-killed")
+    os.makedirs(kept, exist_ok=True)
+    for suffix in SQLiteStore.FILE_SUFFIXES:
+        target = os.path.join(kept, os.path.basename(path) + suffix)
+        if os.path.exists(path + suffix):
+            shutil.copyfile(path + suffix, target)
+        elif os.path.exists(target):
+            os.remove(target)
+    return kept
+
+
 def check_store(path: str, acked: Acknowledged) -> None:
     """Every promise the module docstring makes, on the store as the killed writer left
     it; then move ``acked.next_index`` past anything committed, acknowledged or not."""
+    kept = keep_as_killed(path)
     with Memvara(path, user=USER) as mem:
         store = mem.store
         assert isinstance(store, SQLiteStore)
@@ -164,7 +181,9 @@ def check_store(path: str, acked: Acknowledged) -> None:
             if claim_id in acked.erased:
                 assert claim is None, f"erased {claim_id} came back"
                 continue
-            assert claim is not None, f"acknowledged {claim_id} ({obj}) is missing"
+            assert claim is not None, (
+                f"acknowledged {claim_id} ({obj}) is missing; the call in flight was"
+                f" #{step}, the last add {acked.last_added}; the files as killed: {kept}")
             assert claim.object == obj
             if claim_id in acked.deleted:
                 assert claim.state == "retired", claim
