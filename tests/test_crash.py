@@ -136,12 +136,21 @@ def run_and_kill(path: str, acked: Acknowledged, lines: int) -> None:
                 raise AssertionError(f"the writer failed on its own:\n{_read(child.stderr)}")
             acked.record(line)
         child.send_signal(signal.SIGKILL)
-        # Lines written before the signal landed are acknowledgements too.
-        rest, errors = child.communicate(timeout=60)
+        # Lines written before the signal landed are acknowledgements too, including
+        # those the last readline() already pulled into the stream's buffer: read on
+        # through the same stream. (communicate() reads the raw pipe and skipped them,
+        # so a delete and an erase the writer had printed went unrecorded, and the
+        # erased claim was reported missing.)
+        rest = child.stdout.read()
+        errors = _read(child.stderr)
+        child.wait(timeout=60)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
     assert child.returncode == -signal.SIGKILL, errors
     for line in rest.splitlines(keepends=True):
         if line.endswith("\n"):  # a line cut off by the kill acknowledges nothing
