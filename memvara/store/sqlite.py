@@ -452,7 +452,7 @@ class SQLiteStore:
             self._lock.release()
             raise
         self._depth = depth + 1
-        self._owner = threading.get_ident()
+        self._owner = threading.get_ident()  # "this thread is inside its own write"
         return depth, len(self._after_commit)
 
     def _end(self, depth: int, mark: int, *, failed: bool) -> None:
@@ -500,7 +500,7 @@ class SQLiteStore:
         this thread sets ``_owner`` to itself, under the lock it then holds, so reading
         it without the lock cannot mistake another thread's write for its own.)
         """
-        if self._depth and self._owner == threading.get_ident():
+        if self._owner == threading.get_ident():  # set only while _depth > 0
             return _Translating(self._writer)
         return self._new_write()
 
@@ -897,8 +897,7 @@ class SQLiteStore:
             # the reservation for the insert that follows (see ``_slot_sql``). A bulk
             # write reads a few slots per scope, many times, and reserves once with its
             # own statement.
-            reserve = (len(keys) == 1 and self._depth > 0
-                       and self._owner == threading.get_ident())
+            reserve = len(keys) == 1 and self._owner == threading.get_ident()
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
                 rows = conn.execute(
