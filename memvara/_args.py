@@ -80,6 +80,8 @@ def check_text(value: object, argument: str, *, allow_empty: bool = False) -> st
 
 def check_confidence(value: object) -> float:
     """A finite number from 0 to 1."""
+    if type(value) is float and 0.0 <= value <= 1.0:  # the usual case, checked first
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidArgumentError("confidence", f"expected a number, got {type(value).__name__}")
     if isinstance(value, int) and not 0 <= value <= 1:  # also ints too big for a float

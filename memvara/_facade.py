@@ -318,11 +318,15 @@ class _MemoryAPI:
         writer = self._core.writer
         now = writer.now()
         prepared: list[Claim] = []
-        root = Scope()
         for i, claim in enumerate(claims):
             if not isinstance(claim, Claim):
                 raise InvalidArgumentError(f"claims[{i}]", f"expected a Claim, got {type(claim).__name__}")
-            target = scope if claim.scope == root else claim.scope
+            own = claim.scope  # the root scope (every level unset) means this call's
+            if not isinstance(own, Scope):
+                raise InvalidArgumentError(
+                    f"claims[{i}].scope", f"expected a Scope, got {type(own).__name__}")
+            target = scope if (own.tenant is None and own.user is None and own.agent is None
+                               and own.session is None) else own
             try:
                 prepared.append(writer.prepare(claim, target, now))
             except InvalidArgumentError as exc:  # named by its place in the batch

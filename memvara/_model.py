@@ -28,6 +28,7 @@ __all__ = [
     "TimeQuery",
     "WriteReceipt",
     "assemble_claim",
+    "assemble_receipt",
     "set_new_claim_id",
 ]
 
@@ -388,3 +389,25 @@ class Path:
 def _one_line(text: str) -> str:
     """A label on one line: a stored name cannot break a rendered path in two."""
     return " ".join(text.split())
+
+
+(_added, _reinforced, _ended, _retired, _skipped, _unextracted, _llm_calls, _elapsed_ms) = (
+    getattr(WriteReceipt, f.name).__set__ for f in fields(WriteReceipt))
+
+
+def assemble_receipt(
+    added: tuple[Claim, ...], reinforced: tuple[Claim, ...], ended: tuple[Claim, ...],
+    retired: tuple[Claim, ...], elapsed_ms: float,
+) -> WriteReceipt:
+    """``WriteReceipt(...)`` for a structured write (nothing skipped, no model), set
+    slot by slot as ``assemble_claim`` does: every ``remember()`` returns one."""
+    receipt = _new(WriteReceipt)
+    _added(receipt, added)
+    _reinforced(receipt, reinforced)
+    _ended(receipt, ended)
+    _retired(receipt, retired)
+    _skipped(receipt, ())
+    _unextracted(receipt, 0)
+    _llm_calls(receipt, 0)
+    _elapsed_ms(receipt, elapsed_ms)
+    return receipt

@@ -46,6 +46,10 @@ def to_micros(value: object, argument: str) -> int:
     last = _last_converted
     if value is last[0]:
         return last[1]
+    if value.__class__ is datetime and value.tzinfo is _UTC:  # every stored instant
+        micros = (value - _EPOCH) // _MICROSECOND  # any UTC datetime is within range
+        _last_converted = (value, micros)
+        return micros
     if not isinstance(value, datetime):
         raise InvalidTimeError(
             argument, f"expected a datetime, got {type(value).__name__} {value!r:.60}"

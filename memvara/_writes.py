@@ -20,7 +20,9 @@ import numpy.typing as npt
 from . import _args
 from ._entities import entity_key
 from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
-from ._model import Claim, Episode, Scope, WriteReceipt, assemble_claim, set_new_claim_id
+from ._model import (
+    Claim, Episode, Scope, WriteReceipt, assemble_claim, assemble_receipt, set_new_claim_id,
+)
 from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
@@ -278,8 +280,13 @@ class Writer:
         if not claims:  # add() of turns no rule read a claim from
             return
         by_scope: dict[Scope, list[int]] = {}
+        last: Scope | None = None
+        indices: list[int] = []
         for i, claim in enumerate(claims):
-            by_scope.setdefault(claim.scope, []).append(i)
+            if claim.scope is not last:  # a batch's claims often share one Scope object
+                last = claim.scope
+                indices = by_scope.setdefault(last, [])
+            indices.append(i)
         slots_of = {scope: self._slots(scope, [claims[i] for i in indices])
                     for scope, indices in by_scope.items()}
         repeated = {  # a slot written twice in the batch settles one claim at a time
@@ -346,16 +353,41 @@ class Writer:
         )[slot]
         current = [c for c in found if c.id not in skip_ids] if skip_ids else found
         plan = self._plan(claim, current, close) if current else None  # None: insert as is
-        self._commit_plans(claims, vectors, [(i, slot[0], plan)], outcome)
+        store = self._store
+        if plan is not None and plan.reinforce is not None:
+            outcome.reinforced.append(store.reinforce_claim(
+                plan.reinforce.id, claim.sources, to_micros(claim.recorded_at, "recorded_at")))
+            return
+        rows = None if vectors is None else vectors[i : i + 1]
+        new = claim if plan is None else _bounded(claim, plan.valid_to)
+        insert_ids = getattr(store, "insert_claim_ids", None)
+        if callable(insert_ids):  # built for this write: no copy (see ``_commit_plans``)
+            stored = set_new_claim_id(new, insert_ids([new], rows, [slot[0]])[0])
+        else:
+            (stored,) = store.insert_claims([new], rows, [slot[0]])
+        outcome.added.append(stored)
+        if plan is None:
+            return
+        if plan.end:
+            outcome.ended.extend(store.end_claims(
+                [(old, valid_to, at, stored.id) for old, valid_to, at in plan.end]))
+        if plan.retire:
+            outcome.retired.extend(store.retire_claims(
+                [(old, at, stored.id) for old, at in plan.retire]))
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         """How ``claim`` settles against the slot's ``existing`` claims (never empty: a
         claim alone in its slot is inserted as it is, with no plan)."""
         cardinality = self._registry.spec(claim.predicate).cardinality
-        scope = claim.scope
-        return plan_write(
-            claim, existing, cardinality, close, lambda surface: self.key_of(scope, surface)
-        )
+        aliases = self.aliases(claim.scope)
+        if not aliases:  # the common case: an object's key is its fold
+            return plan_write(claim, existing, cardinality, close)
+
+        def key_of(surface: str) -> str:
+            key = entity_key(surface)
+            return aliases.get(key, key)
+
+        return plan_write(claim, existing, cardinality, close, key_of)
 
     def _commit_plans(
         self,
@@ -507,10 +539,7 @@ def _bounded(claim: Claim, valid_to: int | None) -> Claim:
 
 
 def _receipt(outcome: _Outcome, started: float) -> WriteReceipt:
-    return WriteReceipt(
-        added=tuple(outcome.added),
-        reinforced=tuple(outcome.reinforced),
-        ended=tuple(outcome.ended),
-        retired=tuple(outcome.retired),
-        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+    return assemble_receipt(
+        tuple(outcome.added), tuple(outcome.reinforced), tuple(outcome.ended),
+        tuple(outcome.retired), (time.perf_counter() - started) * 1000.0,
     )

@@ -244,6 +244,25 @@ def test_a_reservation_read_by_a_slot_read_ends_with_its_transaction(db_path: st
         second.close()
 
 
+def test_slot_reads_return_each_slots_believed_claims(mem: Memvara) -> None:
+    # One statement serves many slots; a read outside a write and a single write's own
+    # read (which also reserves the insert's rowid) find the same claims.
+    store = mem.store
+    paris = mem.remember("ada", "lives_in", "Paris").added[0]
+    tea = mem.remember("ada", "likes", "tea").added[0]
+    coffee = mem.remember("ada", "likes", "coffee").added[0]
+    mem.forget("bob", "likes")  # nothing to retire: an empty slot stays empty
+    wanted = [("ada", "lives_in"), ("ada", "likes"), ("bob", "likes")]
+    found = store.slot_claims(Scope(), wanted)
+    assert found == {("ada", "lives_in"): [paris], ("ada", "likes"): [tea, coffee],
+                     ("bob", "likes"): []}
+    assert store.slot_claims(Scope(), [("ada", "likes")]) == {("ada", "likes"): [tea, coffee]}
+    with store.transaction():
+        assert store.slot_claims(Scope(), [("ada", "likes")]) == {
+            ("ada", "likes"): [tea, coffee]}
+        assert store.slot_claims(Scope(), [("bob", "likes")]) == {("bob", "likes"): []}
+
+
 def _claim(subject: str, obj: str) -> Claim:
     return Claim(subject, "lives_in", obj, NOW, recorded_at=NOW, text=f"{subject} lives in {obj}")
 

@@ -216,6 +216,9 @@ def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> Non
     with pytest.raises(InvalidTimeError, match=r"claims\[2\]\.valid_to: must be later"):
         mem.remember_many([Claim("a", "likes", "x"), Claim("b", "likes", "y"),
                            Claim("c", "likes", "z", valid_from=JUN, valid_to=JAN)])
+    with pytest.raises(InvalidArgumentError, match=r"claims\[1\]\.scope: expected a Scope, got str"):
+        mem.remember_many([Claim("a", "likes", "x"),
+                           Claim("b", "likes", "y", scope="user-1")])  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="claims"):
         mem.remember_many("abc")  # type: ignore[arg-type]
     assert mem.count(states=STATES) == 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._entities import entity_key
 from .._model import Claim, Scope, assemble_claim
-from .._time import from_micros, optional_micros, to_micros
+from .._time import from_micros, to_micros
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -93,19 +93,33 @@ def claim_rowid(claim_id: str) -> int:
     return rowid if rowid < 2**63 else 0
 
 
+_last_scope: tuple[object, tuple[str, str, str, str]] = (object(), ("", "", "", ""))
+"""The last scope ``claim_row`` stored and its column values (replaced whole, as
+``_time``'s memos are)."""
+
+
 def claim_row(
     claim: Claim, rowid: int, slot: int | None, subject_key: str | None = None
 ) -> tuple[str, tuple[object, ...]]:
     """The claim's new id and its ``INSERT_SQL`` parameters (rowid, id, ..., vec_slot);
     the subject is keyed by its fold unless the writer resolved it to a learned alias."""
+    global _last_scope
     scope = claim.scope
-    scope_values = (scope.tenant or "", scope.user or "", scope.agent or "", scope.session or "")
+    if scope is _last_scope[0]:  # a batch's claims often share one Scope object
+        scope_values = _last_scope[1]
+    else:
+        scope_values = (scope.tenant or "", scope.user or "", scope.agent or "",
+                        scope.session or "")
+        _last_scope = (scope, scope_values)
     if subject_key is None:
         subject_key = entity_key(claim.subject)
     valid_from = to_micros(claim.valid_from, "valid_from")
     recorded = to_micros(claim.recorded_at, "recorded_at")
-    valid_to = optional_micros(claim.valid_to, "valid_to")
-    known = optional_micros(claim.valid_to_known_at, "valid_to_known_at")
+    valid_to = None if claim.valid_to is None else to_micros(claim.valid_to, "valid_to")
+    known = (None if claim.valid_to_known_at is None
+             else to_micros(claim.valid_to_known_at, "valid_to_known_at"))
+    invalidated = (None if claim.invalidated_at is None
+                   else to_micros(claim.invalidated_at, "invalidated_at"))
     claim_id = new_claim_id(
         rowid, scope_values, claim.subject, subject_key, claim.predicate, claim.object,
         claim.polarity, valid_from, recorded,
@@ -123,7 +137,7 @@ def claim_row(
         valid_to,
         (recorded if known is None else known) if valid_to is not None else None,
         recorded,
-        optional_micros(claim.invalidated_at, "invalidated_at"),
+        invalidated,
         claim.invalidated_by,
         claim.confidence,
         claim.memory_type,
@@ -205,7 +219,8 @@ def _literal(value: object) -> str | None:
 def decode_claim(row: Row, known_at: int | None) -> Claim:
     """A ``Claim`` from a ``CLAIM_COLUMNS`` row, as believed at ``known_at``.
 
-    ``known_at=None`` returns the record as it stands now, with every closure. With a
+    ``known_at=None`` returns the record as it stands now, with every closure (columns
+    after the 25 are ignored, so a query may carry more). With a
     ``known_at`` the row must carry two more columns, ``_sql.effective_end`` and
     ``_sql.effective_end_known`` at that instant, and a retirement later than
     ``known_at`` is undone.

@@ -889,26 +889,31 @@ class SQLiteStore:
         if not found:
             return found
         keys = list(found)
-        where: list[object] = [value or "" for value in scope.values()]
+        where: list[object] = [scope.tenant or "", scope.user or "", scope.agent or "",
+                               scope.session or ""]
         if ending_after is not None:
             where.append(ending_after)
-        with self._reading() as conn:
-            # Inside this thread's write, a one-slot read (a single write's) also takes
-            # the reservation for the insert that follows (see ``_slot_sql``). A bulk
-            # write reads a few slots per scope, many times, and reserves once with its
+        if len(keys) == 1 and self._owner == threading.get_ident() and not self._closed:
+            # A single write's read, inside its own write: one probe of the slot index,
+            # which also takes the reservation for the insert that follows (see
+            # ``_slot_sql``). A bulk write reads many slots, and reserves once with its
             # own statement.
-            reserve = len(keys) == 1 and self._owner == threading.get_ident()
+            slot = keys[0]
+            with _Translating(self._writer) as conn:
+                rows = conn.execute(
+                    _slot_sql(1, ending_after is not None, True), [*slot, *where]
+                ).fetchall()
+            self._reserved["claims"] = (rows[0][-2], rows[0][-1])
+            if rows[0][0] is not None:  # a row of NULLs: the slot is empty
+                found[slot] = [decode_claim(row, None) for row in rows]
+            return found
+        with self._reading() as conn:
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
-                rows = conn.execute(
-                    _slot_sql(len(chunk), ending_after is not None, reserve),
+                for row in conn.execute(
+                    _slot_sql(len(chunk), ending_after is not None),
                     [*(part for pair in chunk for part in pair), *where],
-                ).fetchall()
-                if reserve:
-                    self._reserved["claims"] = (rows[0][-2], rows[0][-1])
-                    rows = [row[:-2] for row in rows if row[0] is not None]
-                    reserve = False
-                for row in rows:
+                ).fetchall():
                     found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
