@@ -8,11 +8,15 @@ transaction opens. A failing embedder therefore fails that write and stores noth
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from memvara import Claim, HashingEmbedder, Memvara, SQLiteStore
+from memvara import Claim, HashingEmbedder, Memvara, NullLLM, SQLiteStore
 from memvara._writes import EMBED_BATCH
+from memvara.store._migrations import SCHEMA_VERSION
 
 from .conftest import Clock, embed_all
 
@@ -113,3 +117,69 @@ def test_a_waiting_claim_that_was_erased_or_embedded_meanwhile_is_skipped(mem: M
     np.testing.assert_array_equal(_vector_of(mem, kept.id), vectors[2])
     assert store.set_claim_vectors([], vectors[:0]) == 0
     assert store.integrity_problems() == []
+
+
+def _watermark(mem: Memvara) -> int:
+    (value,) = _store(mem)._query(
+        "SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'vectors_claims'")[0]
+    return int(value)
+
+
+def _top_rowid(mem: Memvara) -> int:
+    return int(_store(mem)._query("SELECT coalesce(max(rowid), 0) FROM claims")[0][0])
+
+
+def test_the_waiting_claims_are_the_rows_above_the_vector_watermark(mem: Memvara) -> None:
+    # Claims at or below the watermark all have vectors; the waiting ones are read as
+    # the table's tail above it, so the store keeps no index of them.
+    mem.remember_many([Claim(f"u{i}", "likes", "oboe") for i in range(EMBED_BATCH)])
+    assert _watermark(mem) == _top_rowid(mem) == EMBED_BATCH
+    waiting = [mem.remember(f"w{i}", "likes", f"thing {i}").added[0] for i in range(3)]
+    assert _watermark(mem) == EMBED_BATCH
+    assert [cid for cid, _ in _store(mem).claims_missing_vectors()] == [c.id for c in waiting]
+    assert _store(mem).has_backlog()
+    assert embed_all(mem) == 3
+    assert _watermark(mem) == _top_rowid(mem) == EMBED_BATCH + 3
+    indexes = _store(mem)._query("SELECT name FROM sqlite_master WHERE type = 'index'")
+    assert ("claims_unembedded",) not in indexes
+
+
+def test_claims_written_after_the_newest_were_erased_still_get_their_vectors(
+    mem: Memvara,
+) -> None:
+    # Erasing the newest rows must not let new rows take rowids at or below the
+    # watermark, where no one would look for a missing vector.
+    kept = mem.remember_many([Claim(f"u{i}", "likes", "oboe") for i in range(EMBED_BATCH)])
+    for claim in kept.added[-5:]:
+        assert mem.erase(claim.id)
+    later = mem.remember("later", "likes", "tea").added[0]
+    assert later.id.startswith(f"c{EMBED_BATCH + 1}-")  # above every rowid ever used
+    assert [cid for cid, _ in _store(mem).claims_missing_vectors()] == [later.id]
+    assert embed_all(mem) == 1
+    np.testing.assert_array_equal(_vector_of(mem, later.id), mem.embedder.encode([later.text])[0])
+
+
+def test_a_schema_3_store_finds_its_waiting_claims_after_migrating(tmp_path: Path) -> None:
+    # Schema 3 listed waiting claims in a partial index; schema 4 drops it and starts
+    # the watermark just below the first claim still waiting.
+    path = str(tmp_path / "old.db")
+    with Memvara(path, llm=NullLLM()) as mem:
+        mem.remember_many([Claim(f"u{i}", "likes", "oboe") for i in range(EMBED_BATCH)])
+        waiting = [mem.remember(f"w{i}", "likes", f"thing {i}").added[0] for i in range(2)]
+    conn = sqlite3.connect(path)
+    try:  # the file as schema 3 left it
+        conn.execute("CREATE INDEX claims_unembedded ON claims (rowid) WHERE vec_slot IS NULL")
+        conn.execute("DELETE FROM store_meta WHERE key = 'vectors_claims'")
+        conn.execute("PRAGMA user_version = 3")
+        conn.commit()
+    finally:
+        conn.close()
+    with Memvara(path, llm=NullLLM()) as mem:
+        store = _store(mem)
+        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 4
+        assert ("claims_unembedded",) not in store._query(
+            "SELECT name FROM sqlite_master WHERE type = 'index'")
+        assert _watermark(mem) == EMBED_BATCH
+        assert [cid for cid, _ in store.claims_missing_vectors()] == [c.id for c in waiting]
+        assert embed_all(mem) == 2
+        assert store.integrity_problems() == []

@@ -70,6 +70,22 @@ _RESERVATION = (
     " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_%s')"
 )
 """Where new rows of a table go: its highest rowid and its text index's watermark."""
+_WAITING_FOR_VECTORS = (
+    "rowid > (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'vectors_claims')"
+    " AND vec_slot IS NULL"
+)
+"""The claims waiting for a vector: only rows above the watermark can be, so finding
+them reads a rowid range (the table's tail), with no index of its own to keep."""
+_ADVANCE_VECTOR_WATERMARK = (
+    "UPDATE store_meta SET value = coalesce("
+    "(SELECT min(rowid) - 1 FROM claims"
+    "  WHERE rowid > CAST(store_meta.value AS INTEGER) AND vec_slot IS NULL),"
+    " (SELECT coalesce(max(rowid), 0) FROM claims))"
+    " WHERE key = 'vectors_claims'"
+)
+"""Move the watermark to just below the first claim still waiting (or to the last row
+when none waits). New rows always go above it: they start above the text index's
+watermark, which erasure first moves past every row it removes."""
 _RANK_COLUMNS = "text, predicate, valid_from, confidence, observations, salience"
 """What ``search()`` ranks a claim by, in ``RankFields``' order."""
 """Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
@@ -752,6 +768,8 @@ class SQLiteStore:
                     links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 ids.append(cid)
             conn.executemany(*insert_statement(rows))
+            if vectors is not None:  # written with their vectors: nothing new waits
+                conn.execute(_ADVANCE_VECTOR_WATERMARK)
             self._index_text(conn, "claims", indexed, last + len(rows), force=False)
             if links:
                 conn.executemany(
@@ -763,8 +781,7 @@ class SQLiteStore:
     def has_backlog(self) -> bool:
         """Whether rows wait for the text index or a vector; see ``Store.has_backlog``."""
         return bool(self._query(
-            "SELECT EXISTS (SELECT 1 FROM claims INDEXED BY claims_unembedded"
-            " WHERE vec_slot IS NULL)"
+            f"SELECT EXISTS (SELECT 1 FROM claims WHERE {_WAITING_FOR_VECTORS})"
             " OR (SELECT coalesce(max(rowid), 0) FROM claims)"
             " > (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_claims')"
             " OR (SELECT coalesce(max(rowid), 0) FROM episodes)"
@@ -774,8 +791,7 @@ class SQLiteStore:
     def claims_missing_vectors(self) -> list[tuple[str, str]]:
         """Claims stored without a vector; see ``Store.claims_missing_vectors``."""
         return [(cid, text) for cid, text in self._write_side_query(
-            "SELECT id, text FROM claims INDEXED BY claims_unembedded"
-            " WHERE vec_slot IS NULL ORDER BY rowid"
+            f"SELECT id, text FROM claims WHERE {_WAITING_FOR_VECTORS} ORDER BY rowid"
         )]
 
     def set_claim_vectors(
@@ -803,6 +819,7 @@ class SQLiteStore:
                     rowids.append(rowid)
             if rowids:
                 self._write_vectors(conn, "claims", rowids, vectors[keep])
+                conn.execute(_ADVANCE_VECTOR_WATERMARK)
             return len(rowids)
 
     def insert_episodes(
@@ -1471,9 +1488,11 @@ class SQLiteStore:
                             " AND rowid <= ?", (top,))
                     self._writer.execute(
                         "INSERT OR REPLACE INTO store_meta (key, value)"
-                        " VALUES ('vector_dim', ?), ('vectors_generation', ?), ('embedder', ?)",
-                        (str(dim), str(generation), label),
+                        " VALUES ('vector_dim', ?), ('vectors_generation', ?), ('embedder', ?),"
+                        " ('vectors_claims', ?)",
+                        (str(dim), str(generation), label, str(covered["claims"])),
                     )
+                    self._writer.execute(_ADVANCE_VECTOR_WATERMARK)
                 for sidecar in self._vectors.values():
                     sidecar.close()
                 self._generation = generation
