@@ -498,6 +498,19 @@ def test_misplaced_or_missing_vectors_are_reported(db_path: str, clock: Clock) -
     assert any("sidecar holds" in p for p in problems)
 
 
+def test_a_claim_without_a_vector_below_the_watermark_is_reported(mem: Memvara) -> None:
+    # The backlog is read above the watermark only: a row below it that lost its
+    # vector would never be embedded again.
+    mem.remember("user", "likes", "tea")
+    embed_all(mem)
+    store = mem.store
+    assert isinstance(store, SQLiteStore) and store.integrity_problems() == []
+    with store._writing() as conn:
+        conn.execute("UPDATE claims SET vec_slot = NULL")
+    assert store.integrity_problems() == [
+        "claims: 1 rows at or below the vector watermark have no vector"]
+
+
 def test_write_side_reads_check_content_not_just_its_hash(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch
 ) -> None:

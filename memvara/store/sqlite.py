@@ -65,6 +65,7 @@ _MEMORY = ":memory:"
 _ERASE_COUNTS = ("claims", "episodes", "embeddings", "sources")
 _TEXT_INDEXES = {"claims": ("claims_fts", "text"), "episodes": ("episodes_fts", "content")}
 _SIDECARS = {"claims": ".vecs", "episodes": ".episodes.vecs"}
+"""Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
 _RESERVATION = (
     "(SELECT coalesce(max(rowid), 0) FROM %s),"
     " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_%s')"
@@ -88,7 +89,6 @@ when none waits). New rows always go above it: they start above the text index's
 watermark, which erasure first moves past every row it removes."""
 _RANK_COLUMNS = "text, predicate, valid_from, confidence, observations, salience"
 """What ``search()`` ranks a claim by, in ``RankFields``' order."""
-"""Each table's vectors, in a file beside the database; a row's vector is at its rowid."""
 
 TEXT_INDEX_BATCH = 256
 """Rows written one at a time wait for the full-text index until this many do."""
@@ -1812,7 +1812,8 @@ class SQLiteStore:
 
         ``PRAGMA integrity_check``; each FTS index's own check plus its document count
         against its table's rows (external-content FTS cannot see a row deleted behind
-        its back); and the sidecar's allocated slots against the rows that hold one.
+        its back); the sidecar's allocated slots against the rows that hold one; and no
+        claim without a vector at or below the vector watermark, where none is looked for.
         """
         problems = [r[0] for r in self._query("PRAGMA integrity_check") if r[0] != "ok"]
         with self._writing() as conn:
@@ -1842,5 +1843,12 @@ class SQLiteStore:
                         f"{table}: row {top} has a vector but the sidecar holds"
                         f" {sidecar.capacity} slots"
                     )
+            (lost,) = conn.execute(
+                "SELECT count(*) FROM claims WHERE vec_slot IS NULL AND rowid <= (SELECT"
+                " CAST(value AS INTEGER) FROM store_meta WHERE key = 'vectors_claims')"
+            ).fetchone()
+            if lost:
+                problems.append(
+                    f"claims: {lost} rows at or below the vector watermark have no vector")
         return problems
 
