@@ -26,7 +26,7 @@ from memvara import (
 from memvara.store._migrations import APPLICATION_ID, SCHEMA_VERSION
 from memvara.store.sqlite import CHECKPOINT_PAGES, _translate
 
-from .conftest import NOW, Clock, embed_all
+from .conftest import JAN, NOW, Clock, embed_all
 
 
 def test_a_new_file_is_wal_and_marked_as_ours(db_path: str) -> None:
@@ -246,20 +246,22 @@ def test_a_reservation_read_by_a_slot_read_ends_with_its_transaction(db_path: st
 
 def test_slot_reads_return_each_slots_believed_claims(mem: Memvara) -> None:
     # One statement serves many slots; a read outside a write and a single write's own
-    # read (which also reserves the insert's rowid) find the same claims.
+    # read (which also reserves the insert's rowid) find the same claims, each slot's
+    # in the order they became true (then the order they were written).
     store = mem.store
     paris = mem.remember("ada", "lives_in", "Paris").added[0]
     tea = mem.remember("ada", "likes", "tea").added[0]
     coffee = mem.remember("ada", "likes", "coffee").added[0]
+    juice = mem.remember("ada", "likes", "juice", valid_from=JAN).added[0]  # true earlier
     mem.forget("bob", "likes")  # nothing to retire: an empty slot stays empty
+    likes = [juice, tea, coffee]
     wanted = [("ada", "lives_in"), ("ada", "likes"), ("bob", "likes")]
     found = store.slot_claims(Scope(), wanted)
-    assert found == {("ada", "lives_in"): [paris], ("ada", "likes"): [tea, coffee],
+    assert found == {("ada", "lives_in"): [paris], ("ada", "likes"): likes,
                      ("bob", "likes"): []}
-    assert store.slot_claims(Scope(), [("ada", "likes")]) == {("ada", "likes"): [tea, coffee]}
+    assert store.slot_claims(Scope(), [("ada", "likes")]) == {("ada", "likes"): likes}
     with store.transaction():
-        assert store.slot_claims(Scope(), [("ada", "likes")]) == {
-            ("ada", "likes"): [tea, coffee]}
+        assert store.slot_claims(Scope(), [("ada", "likes")]) == {("ada", "likes"): likes}
         assert store.slot_claims(Scope(), [("bob", "likes")]) == {("bob", "likes"): []}
 
 

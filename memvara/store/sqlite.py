@@ -169,7 +169,9 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False, scoped: bool =
     of the slot index whatever the planner thinks of the scope. With ``reserve`` the
     wanted slots are LEFT JOINed instead (an empty slot still yields one row, of NULLs)
     and every row carries the claims table's reservation (``_reserve``'s two numbers),
-    so a write that reads its slot needs no statement of its own to place its row.
+    so a write that reads its slot needs no statement of its own to place its row; its
+    few rows come unordered (``_by_start`` sorts them: a temporary b-tree for ORDER BY
+    cost each single write ~2% of its instructions).
     With ``scoped`` (``slot_claims_across``) each wanted row names its scope too, after
     its slot, so one statement serves many scopes.
     """
@@ -192,8 +194,13 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False, scoped: bool =
         f" SELECT {CLAIM_COLUMNS}, claims.subject_key{extra} FROM wanted {join} claims"
         f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
         f" {condition} {where} AND claims.invalidated_at IS NULL"
-        f" ORDER BY claims.valid_from, claims.rowid"
+        + ("" if reserve else " ORDER BY claims.valid_from, claims.rowid")
     )
+
+
+def _by_start(row: Sequence[Any]) -> tuple[int, int]:
+    """A slot row's place in ``slot_claims``' order: ``valid_from``, then rowid."""
+    return (row[10], row[0])
 
 
 def _sweep_key(row: Sequence[Any]) -> tuple[str, ...]:
@@ -922,6 +929,8 @@ class SQLiteStore:
                 ).fetchall()
             self._reserved["claims"] = (rows[0][-2], rows[0][-1])
             if rows[0][0] is not None:  # a row of NULLs: the slot is empty
+                if len(rows) > 1:
+                    rows.sort(key=_by_start)
                 found[slot] = [decode_claim(row, None) for row in rows]
             return found
         with self._reading() as conn:
