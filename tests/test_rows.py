@@ -18,6 +18,17 @@ def test_a_small_batch_binds_every_value() -> None:
     assert insert_statement(rows) == (INSERT_SQL, rows)
 
 
+def test_a_single_rows_usual_nulls_are_written_in() -> None:
+    # A single write's row has seven NULLs (no end, not retired, no meta, no sources,
+    # no vector yet); written into the statement, they are not bound one by one.
+    row = tuple(None if j in (12, 13, 15, 16, 21, 22, 24) else j for j in range(26))
+    sql, kept = insert_statement([row])
+    assert sql.count("NULL") == 7 and sql.count("?") == 19
+    assert kept == [tuple(j for j in range(26) if row[j] is not None)]
+    ended = (*row[:12], 99, *row[13:])  # a valid_to: every value bound, as usual
+    assert insert_statement([ended]) == (INSERT_SQL, [ended])
+
+
 def test_shared_values_are_written_in_and_dropped_from_the_rows() -> None:
     rows = _rows(SHARED_MIN_ROWS, none=None, one=1, whole=1.0, text="o'hara")
     sql, kept = insert_statement(rows)

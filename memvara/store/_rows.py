@@ -159,6 +159,15 @@ _INSERT_HEAD = (
 )
 INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * 26) + ")"
 
+_USUALLY_NULL = (12, 13, 15, 16, 21, 22, 24)
+"""A single write's usual NULLs: no end of valid time (nor when it was learned), not
+retired (nor by what), no meta, no sources, no vector yet (the backlog embeds it)."""
+_INSERT_USUAL_SQL = _INSERT_HEAD + "(" + ", ".join(
+    "NULL" if j in _USUALLY_NULL else "?" for j in range(26)) + ")"
+"""``INSERT_SQL`` with ``_USUALLY_NULL`` written in: a bound ``None`` is the dearest
+parameter CPython's ``sqlite3`` binds (~3,000 instructions; it is looked up as an
+adapter, then for ``__adapt__`` and ``__conform__``), and a single write binds seven."""
+
 SHARED_MIN_ROWS = 64
 """From this many rows, ``insert_statement`` writes the values every row shares into
 the statement itself."""
@@ -180,6 +189,12 @@ def insert_statement(
     and short ASCII strings without NUL (quotes doubled); anything else stays bound.
     """
     if len(rows) < SHARED_MIN_ROWS:
+        if len(rows) == 1:  # a single write: its usual NULLs written in, not bound
+            row = rows[0]
+            if (row[12] is None and row[13] is None and row[15] is None and row[16] is None
+                    and row[21] is None and row[22] is None and row[24] is None):
+                return _INSERT_USUAL_SQL, [
+                    row[:12] + row[14:15] + row[17:21] + row[23:24] + row[25:]]
         return INSERT_SQL, rows
     columns = list(zip(*rows))
     parts: list[str] = []
