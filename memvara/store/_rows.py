@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -159,11 +160,18 @@ _INSERT_HEAD = (
 )
 INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * 26) + ")"
 
-_USUALLY_NULL = (12, 13, 15, 16, 21, 22, 24)
+_INSERT_COLUMNS = _INSERT_HEAD[_INSERT_HEAD.index("(") + 1 : _INSERT_HEAD.index(")")].split(", ")
+_USUALLY_NULL = tuple(_INSERT_COLUMNS.index(name) for name in (
+    "valid_to", "valid_to_known_at", "invalidated_at", "invalidated_by", "meta", "sources",
+    "vec_slot"))
 """A single write's usual NULLs: no end of valid time (nor when it was learned), not
 retired (nor by what), no meta, no sources, no vector yet (the backlog embeds it)."""
+_usual_nulls = operator.itemgetter(*_USUALLY_NULL)
+_ALL_NULL = (None,) * len(_USUALLY_NULL)
+_bound_of_usual = operator.itemgetter(
+    *(j for j in range(len(_INSERT_COLUMNS)) if j not in _USUALLY_NULL))
 _INSERT_USUAL_SQL = _INSERT_HEAD + "(" + ", ".join(
-    "NULL" if j in _USUALLY_NULL else "?" for j in range(26)) + ")"
+    "NULL" if j in _USUALLY_NULL else "?" for j in range(len(_INSERT_COLUMNS))) + ")"
 """``INSERT_SQL`` with ``_USUALLY_NULL`` written in: a bound ``None`` is the dearest
 parameter CPython's ``sqlite3`` binds (~3,000 instructions; it is looked up as an
 adapter, then for ``__adapt__`` and ``__conform__``), and a single write binds seven."""
@@ -189,12 +197,8 @@ def insert_statement(
     and short ASCII strings without NUL (quotes doubled); anything else stays bound.
     """
     if len(rows) < SHARED_MIN_ROWS:
-        if len(rows) == 1:  # a single write: its usual NULLs written in, not bound
-            row = rows[0]
-            if (row[12] is None and row[13] is None and row[15] is None and row[16] is None
-                    and row[21] is None and row[22] is None and row[24] is None):
-                return _INSERT_USUAL_SQL, [
-                    row[:12] + row[14:15] + row[17:21] + row[23:24] + row[25:]]
+        if len(rows) == 1 and _usual_nulls(rows[0]) == _ALL_NULL:  # a plain single write
+            return _INSERT_USUAL_SQL, [_bound_of_usual(rows[0])]
         return INSERT_SQL, rows
     columns = list(zip(*rows))
     parts: list[str] = []
