@@ -353,41 +353,27 @@ class Writer:
         )[slot]
         current = [c for c in found if c.id not in skip_ids] if skip_ids else found
         plan = self._plan(claim, current, close) if current else None  # None: insert as is
-        store = self._store
+        # One claim: the steps of ``_commit_plans`` without its batch bookkeeping.
         if plan is not None and plan.reinforce is not None:
-            outcome.reinforced.append(store.reinforce_claim(
-                plan.reinforce.id, claim.sources, to_micros(claim.recorded_at, "recorded_at")))
+            outcome.reinforced.append(self._reinforce(plan.reinforce, claim))
             return
-        rows = None if vectors is None else vectors[i : i + 1]
         new = claim if plan is None else _bounded(claim, plan.valid_to)
-        insert_ids = getattr(store, "insert_claim_ids", None)
-        if callable(insert_ids):  # built for this write: no copy (see ``_commit_plans``)
-            stored = set_new_claim_id(new, insert_ids([new], rows, [slot[0]])[0])
-        else:
-            (stored,) = store.insert_claims([new], rows, [slot[0]])
+        rows = None if vectors is None else vectors[i : i + 1]
+        (stored,) = self._insert([new], rows, [slot[0]])
         outcome.added.append(stored)
-        if plan is None:
-            return
-        if plan.end:
-            outcome.ended.extend(store.end_claims(
-                [(old, valid_to, at, stored.id) for old, valid_to, at in plan.end]))
-        if plan.retire:
-            outcome.retired.extend(store.retire_claims(
-                [(old, at, stored.id) for old, at in plan.retire]))
+        if plan is not None:
+            self._close([(stored, plan)], outcome)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         """How ``claim`` settles against the slot's ``existing`` claims (never empty: a
         claim alone in its slot is inserted as it is, with no plan)."""
         cardinality = self._registry.spec(claim.predicate).cardinality
-        aliases = self.aliases(claim.scope)
-        if not aliases:  # the common case: an object's key is its fold
+        scope = claim.scope
+        if not self.aliases(scope):  # the common case: an object's key is its fold
             return plan_write(claim, existing, cardinality, close)
-
-        def key_of(surface: str) -> str:
-            key = entity_key(surface)
-            return aliases.get(key, key)
-
-        return plan_write(claim, existing, cardinality, close, key_of)
+        return plan_write(
+            claim, existing, cardinality, close, lambda surface: self.key_of(scope, surface)
+        )
 
     def _commit_plans(
         self,
@@ -399,13 +385,9 @@ class Writer:
         """Apply each ``(claim index, subject key, plan)`` (a ``None`` plan: insert the
         claim as it is): reinforcements one by one, the new claims in one insert, then
         the closures they cause."""
-        store = self._store
         for i, _, plan in batch:
             if plan is not None and plan.reinforce is not None:
-                outcome.reinforced.append(store.reinforce_claim(
-                    plan.reinforce.id, claims[i].sources,
-                    to_micros(claims[i].recorded_at, "recorded_at"),
-                ))
+                outcome.reinforced.append(self._reinforce(plan.reinforce, claims[i]))
         inserts = [(i, key, plan) for i, key, plan in batch
                    if plan is None or plan.reinforce is None]
         if not inserts:
@@ -413,22 +395,34 @@ class Writer:
         new = [claims[i] if plan is None else _bounded(claims[i], plan.valid_to)
                for i, _, plan in inserts]
         rows = None if vectors is None else vectors[[i for i, _, _ in inserts]]
-        keys = [key for _, key, _ in inserts]
-        insert_ids = getattr(store, "insert_claim_ids", None)
+        stored = self._insert(new, rows, [key for _, key, _ in inserts])
+        outcome.added.extend(stored)
+        self._close([(claim, plan) for claim, (_, _, plan) in zip(stored, inserts)
+                     if plan is not None], outcome)
+
+    def _reinforce(self, old: Claim, claim: Claim) -> Claim:
+        """Count ``claim`` as another observation of the believed ``old``."""
+        return self._store.reinforce_claim(
+            old.id, claim.sources, to_micros(claim.recorded_at, "recorded_at"))
+
+    def _insert(
+        self, new: list[Claim], rows: npt.NDArray[np.float32] | None, keys: list[str]
+    ) -> list[Claim]:
+        """Insert claims built for this write; each as stored, with its id."""
+        insert_ids = getattr(self._store, "insert_claim_ids", None)
         if callable(insert_ids):  # the claims were built for this write: no copies
             ids: list[str] = insert_ids(new, rows, keys)
-            stored = [set_new_claim_id(claim, cid) for claim, cid in zip(new, ids)]
-        else:
-            stored = store.insert_claims(new, rows, keys)
-        outcome.added.extend(stored)
-        ends: list[tuple[Claim, int, int, str | None]] = []
-        retires: list[tuple[Claim, int, str | None]] = []
-        for claim, (_, _, plan) in zip(stored, inserts):
-            if plan is not None:
-                ends.extend((old, valid_to, at, claim.id) for old, valid_to, at in plan.end)
-                retires.extend((old, at, claim.id) for old, at in plan.retire)
-        outcome.ended.extend(store.end_claims(ends))
-        outcome.retired.extend(store.retire_claims(retires))
+            return [set_new_claim_id(claim, cid) for claim, cid in zip(new, ids)]
+        return self._store.insert_claims(new, rows, keys)
+
+    def _close(self, settled: Sequence[tuple[Claim, Plan]], outcome: _Outcome) -> None:
+        """End and retire what each stored claim's plan closes, dated by the plan and
+        naming the claim that closed it."""
+        ends = [(old, valid_to, at, claim.id)
+                for claim, plan in settled for old, valid_to, at in plan.end]
+        retires = [(old, at, claim.id) for claim, plan in settled for old, at in plan.retire]
+        outcome.ended.extend(self._store.end_claims(ends))
+        outcome.retired.extend(self._store.retire_claims(retires))
 
     # -- supersede ----------------------------------------------------------------------
     def supersede(

@@ -29,6 +29,7 @@ __all__ = [
     "new_claim_id",
     "new_id",
     "retired",
+    "scope_levels",
     "scope_of",
     "with_id",
 ]
@@ -47,6 +48,11 @@ Row = Sequence[Any]
 def scope_of(tenant: str, user: str, agent: str, session: str) -> Scope:
     """The ``Scope`` for stored level values (``''`` is unset)."""
     return Scope(tenant or None, user or None, agent or None, session or None)
+
+
+def scope_levels(scope: Scope) -> tuple[str, str, str, str]:
+    """The four levels as stored (``''`` is unset): ``scope_of`` the other way."""
+    return (scope.tenant or "", scope.user or "", scope.agent or "", scope.session or "")
 
 
 def _json_or_none(value: object) -> str | None:
@@ -109,8 +115,7 @@ def claim_row(
     if scope is _last_scope[0]:  # a batch's claims often share one Scope object
         scope_values = _last_scope[1]
     else:
-        scope_values = (scope.tenant or "", scope.user or "", scope.agent or "",
-                        scope.session or "")
+        scope_values = scope_levels(scope)
         _last_scope = (scope, scope_values)
     if subject_key is None:
         subject_key = entity_key(claim.subject)
@@ -158,9 +163,9 @@ _INSERT_HEAD = (
     " recorded_at, invalidated_at, invalidated_by, confidence, memory_type, text, extractor,"
     " meta, sources, observations, vec_slot, object_key) VALUES "
 )
-INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * 26) + ")"
-
 _INSERT_COLUMNS = _INSERT_HEAD[_INSERT_HEAD.index("(") + 1 : _INSERT_HEAD.index(")")].split(", ")
+INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * len(_INSERT_COLUMNS)) + ")"
+
 _USUALLY_NULL = tuple(_INSERT_COLUMNS.index(name) for name in (
     "valid_to", "valid_to_known_at", "invalidated_at", "invalidated_by", "meta", "sources",
     "vec_slot"))

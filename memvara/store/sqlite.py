@@ -51,6 +51,7 @@ from ._rows import (
     insert_statement,
     new_id,
     retired,
+    scope_levels,
     scope_of,
     with_id,
 )
@@ -845,7 +846,7 @@ class SQLiteStore:
                                             episode.content, episode.ts, episode.recorded_at)
                 recorded = to_micros(episode.recorded_at, "recorded_at")
                 ts = recorded if episode.ts is None else to_micros(episode.ts, "ts")
-                rows.append((rowid, eid, *(v or "" for v in episode.scope.values()),
+                rows.append((rowid, eid, *scope_levels(episode.scope),
                              episode.role, episode.content, ts, recorded,
                              content_hash(episode.content), slot))
                 stored.append(replace(episode, id=eid, ts=from_micros(ts)))
@@ -913,8 +914,7 @@ class SQLiteStore:
         if not found:
             return found
         keys = list(found)
-        where: list[object] = [scope.tenant or "", scope.user or "", scope.agent or "",
-                               scope.session or ""]
+        where: list[object] = [*scope_levels(scope)]
         if ending_after is not None:
             where.append(ending_after)
         if len(keys) == 1 and self._owner == threading.get_ident() and not self._closed:
@@ -963,7 +963,7 @@ class SQLiteStore:
                 params: list[object] = []
                 for scope, (key, predicate) in chunk:
                     params.extend((key, predicate))
-                    params.extend(value or "" for value in scope.values())
+                    params.extend(scope_levels(scope))
                 for row in conn.execute(
                     _slot_sql(len(chunk), ending_after is not None, scoped=True),
                     [*params, *tail],
