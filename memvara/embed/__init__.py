@@ -152,9 +152,11 @@ class HashingEmbedder:
                 weights=np.concatenate((tri_weight, word_weight)),
                 minlength=(stop - start) * dim,
             ).reshape(stop - start, dim)
-            norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
-            np.divide(vectors, norms, out=vectors, where=norms > 0)
-            out[start:stop] = vectors
+            norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+            norms[norms == 0] = 1.0  # a row with no features stays zero
+            # Divided in float64 and rounded once into the output: the same bits as
+            # dividing in place and copying, in one pass and without a masked loop.
+            np.divide(vectors, norms[:, None], out=out[start:stop], casting="unsafe")
         return out
 
     def _encode_small(self, encoded: list[bytes], folded: list[str]) -> npt.NDArray[np.float32]:
