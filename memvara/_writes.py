@@ -103,8 +103,9 @@ class Writer:
             if new == alias_key:
                 self._store.learn_alias(owner, old, target, self.now(), via)
         self._aliases.pop((owner.tenant, owner.user), None)
-        if self._alias_owners is not None:
-            self._alias_owners.add((owner.tenant, owner.user))
+        owners = self._alias_owners
+        assert owners is not None  # noqa: S101 - ``self.aliases(owner)`` above read them
+        owners.add((owner.tenant, owner.user))
         return alias_key, target
 
     def key_of(self, scope: Scope, surface: str) -> str:

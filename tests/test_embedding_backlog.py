@@ -119,6 +119,20 @@ def test_a_waiting_claim_that_was_erased_or_embedded_meanwhile_is_skipped(mem: M
     assert store.integrity_problems() == []
 
 
+def test_vectors_for_claims_already_embedded_or_unknown_write_nothing(mem: Memvara) -> None:
+    store = _store(mem)
+    claim = mem.remember("user", "likes", "tea").added[0]
+    assert embed_all(mem) == 1
+    before = _vector_of(mem, claim.id).copy()
+    watermark = _watermark(mem)
+    other = mem.embedder.encode(["something else", "and more"])
+    with store.transaction():
+        assert store.set_claim_vectors([claim.id, "c99999-00000000"], other) == 0
+    np.testing.assert_array_equal(_vector_of(mem, claim.id), before)
+    assert _watermark(mem) == watermark
+    assert store.integrity_problems() == []
+
+
 def _watermark(mem: Memvara) -> int:
     (value,) = _store(mem)._query(
         "SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'vectors_claims'")[0]

@@ -45,6 +45,14 @@ def test_marks_that_are_vowels_in_other_scripts_are_kept() -> None:
     assert entity_key("東京") == "東京"
 
 
+def test_combining_marks_on_letters_of_other_scripts_are_kept() -> None:
+    # A virama (Devanagari) or a vowel point (Hebrew) is a combining mark, like an
+    # accent, but on a letter past the Latin, Greek and Cyrillic blocks it is spelling.
+    assert entity_key("हिन्दी") == "हिन्दी" != entity_key("हिनदी")
+    assert entity_key("שָׁלוֹם") == "שָׁלוֹם" != entity_key("שלום")
+    assert entity_key("Ёлка") == entity_key("елка")  # while a Cyrillic accent folds away
+
+
 def test_punctuation_only_names_still_get_a_key() -> None:
     assert entity_key("!!!") == "!!!"
     assert entity_key("?! ?!") == "?! ?!"

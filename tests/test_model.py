@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from memvara import STATES, Claim, InvalidArgumentError, Memvara, Scope, Skip, WriteReceipt
+from memvara import (
+    STATES, Claim, Explanation, InvalidArgumentError, Memvara, Scope, Skip, WriteReceipt,
+)
 
 from .conftest import JAN, JUN, Clock
 
@@ -35,6 +39,15 @@ def test_receipt_aliases_and_repr() -> None:
                            llm_calls=1, elapsed_ms=42.25)
     assert receipt.closed == (c, c) and receipt.invalidated == receipt.closed
     assert repr(receipt) == "<WriteReceipt +1 ~0 -2 skip=1 llm=1 42.2ms>"
+
+
+def test_an_explanation_names_only_the_lists_that_found_the_result() -> None:
+    by_text = Explanation(vector_rank=None, vector_score=None, bm25_rank=2, bm25_score=6.437,
+                          fused=0.5, recency=0.98, confidence=0.9, salience=1.25, score=0.5513)
+    by_vector = replace(by_text, vector_rank=1, vector_score=0.8123, bm25_rank=None,
+                        bm25_score=None)
+    assert by_text.summary() == "bm25#2(6.44) recency=0.98 conf=0.90 sal=1.25 -> 0.5513"
+    assert by_vector.summary() == "vector#1(0.812) recency=0.98 conf=0.90 sal=1.25 -> 0.5513"
 
 
 def test_a_new_claim_cannot_arrive_retired(clock: Clock) -> None:

@@ -60,6 +60,17 @@ def test_register_adds_and_replaces() -> None:
     assert list(registry) == [PredicateSpec("plan", Cardinality.MANY, aliases=("tier",))]
 
 
+def test_the_resolved_names_cache_is_bounded_and_a_full_cache_still_answers() -> None:
+    registry = PredicateRegistry()
+    for i in range(65_536):  # as many distinct raw names as the cache holds
+        registry.canonical(f"custom {i}")
+    assert len(registry._resolved) == 65_536
+    assert registry.canonical("Resides In") == "lives_in"  # resolved, but not kept
+    assert registry.canonical("Favourite Colour") == "favourite_colour"
+    assert len(registry._resolved) == 65_536
+    assert registry.canonical("custom 7") == "custom_7"  # a cached name, from the cache
+
+
 def test_alias_collisions_are_refused() -> None:
     registry = PredicateRegistry()
     with pytest.raises(InvalidArgumentError, match="belongs to 'lives_in'"):

@@ -24,7 +24,7 @@ from memvara._time import to_micros
 from memvara.store._fts import match_any
 from memvara.store._rows import claim_rowid
 
-from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM
+from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM, embed_all
 
 
 def _texts(mem: Memvara, query: str, **kwargs: object) -> list[str]:
@@ -267,6 +267,32 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     monkeypatch.setattr(store, "search_claims_vector", recorded)
     mem.search("oolong please", k=5)
     assert asked == [6]  # the 5th and 6th vector scores differ: no tie cut, no second ask
+
+
+def test_a_store_with_no_text_index_to_flush_still_has_a_search_embed_its_backlog(
+    mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # flush_text_index() is optional: a store whose text index never lags has none.
+    monkeypatch.setattr(mem.store, "flush_text_index", None)
+    claim = mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE").added[0]
+    (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
+    assert hit.claim == claim and hit.explain.vector_rank == 1
+    assert hit.explain.bm25_rank is None  # SQLiteStore's index does lag: unflushed here
+    assert mem.stats()["embeddings"] == 1
+
+
+def test_a_stale_claim_id_gets_no_cosine_from_the_row_its_rowid_names(mem: Memvara) -> None:
+    # A claim id carries its row's rowid and a digest of what the claim says: an id with
+    # a live row's rowid but another digest names no claim, so it scores nothing.
+    claim = mem.remember("user", "likes", "green tea").added[0]
+    embed_all(mem)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    query = HashingEmbedder().encode(["green tea"])[0]
+    stale = claim.id.rsplit("-", 1)[0] + "-00000000"
+    assert claim_rowid(stale) == claim_rowid(claim.id) and stale != claim.id
+    assert store.claim_similarities([stale], query) == {}
+    assert list(store.claim_similarities([claim.id], query)) == [claim.id]
 
 
 def test_claim_similarities_are_the_cosines_of_the_claims_asked(
@@ -552,6 +578,57 @@ def test_a_turn_said_by_the_speaker_the_query_names_gains(
         for query in ("What have Melanie and Caroline painted?", "Who painted the lake?"):
             both = _own_scores(mem, query)
             assert both[hers] == pytest.approx(both[to_her]), query
+
+
+def _counting_turn_reads(mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+                         lost: str = "") -> list[list[str]]:
+    """Record each ``episodes_by_ids`` call's ids; the turn whose text is ``lost`` is
+    never returned, as by a store whose row went between the text match and the read."""
+    store = mem.store
+    read = store.episodes_by_ids
+    calls: list[list[str]] = []
+
+    def episodes_by_ids(ids: Sequence[str]) -> dict[str, Episode]:
+        calls.append(list(ids))
+        return {key: e for key, e in read(ids).items() if e.content != lost}
+
+    monkeypatch.setattr(store, "episodes_by_ids", episodes_by_ids)
+    return calls
+
+
+def test_with_every_turn_factor_off_turns_rank_on_bm25_and_are_read_once(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    short, long = "pottery is fun", "pottery is fun and the whole class came along today"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, [short, long])
+        mem.search("warm up")  # index the turns
+        store = mem.store
+        raw = store.search_episodes_text(mem.default_scope, TimeQuery(2**62, None),
+                                         match_any("pottery") or "", 10)
+        bm25 = {store.episodes_by_ids([key])[key].content: score for key, score in raw}
+        for constant in ("TURN_LENGTH_PRIOR", "TERM_COVERAGE_WEIGHT", "SPEAKER_WEIGHT"):
+            monkeypatch.setattr(retrieve, constant, 0.0)
+        calls = _counting_turn_reads(mem, monkeypatch)
+        scored = _own_scores(mem, "pottery")
+    assert scored == pytest.approx(bm25)  # neither rescaled nor lent to (three fillers apart)
+    assert len(calls) == 1  # only the results are read, not the matches to weigh them
+
+
+def test_a_matched_turn_the_store_cannot_read_back_is_left_out(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between the text match and the read of the matched turns (their length, words and
+    # speaker), one turn went: the search still answers, from the turns it could read.
+    hers, gone = "Melanie: we painted the lake", "Melanie: we painted the lake again"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        _apart(mem, [hers, gone])
+        assert _texts(mem, "What has Melanie painted?", k=2, include_episodes=True) == [
+            hers, gone]
+        calls = _counting_turn_reads(mem, monkeypatch, lost=gone)
+        found = _texts(mem, "What has Melanie painted?", k=10, include_episodes=True)
+    assert found[0] == hers and gone not in found
+    assert len(calls[0]) == 2  # both matches were asked for, to weigh them
 
 
 class _Recording:

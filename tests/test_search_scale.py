@@ -230,6 +230,32 @@ def test_one_common_word_is_scored_as_bm25_scores_it_without_recounting_it(
         assert len(repeated) == 4 and {key for key, _ in got} >= repeated
 
 
+def test_a_rare_word_whose_rows_lack_the_common_word_needs_no_rescoring(
+    clock: Clock, small_plans: None,
+) -> None:
+    # "durian" is rare and "lives" the one common word, but no row says both: the rows
+    # holding both are looked up, none is found, and the rare row keeps bm25()'s score
+    # of "durian" alone, with neither bm25() nor highlight() asked to score "lives" there.
+    statements: list[str] = []
+    store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))
+    with Memvara(store=store, clock=clock) as mem:
+        _fill(mem, 40)
+        durian = mem.remember("user_3", "likes", "durian").added[0]
+        mem.search("warm up")
+        tq = TimeQuery(2**62, None)
+        where, params = store._claim_filter(Scope(), tq, ("live",), None)
+        statements.clear()
+        got = store.search_claims_text(Scope(), tq, ("live",), None, '"durian" OR "lives"', 5)
+        searched = list(statements)
+        exact = dict(_plain_text(store, where, params, '"durian" OR "lives"', 10_000))
+    assert got[0] == (durian.id, exact[durian.id])  # bit for bit
+    assert [sql for sql in searched if '("durian") AND ("lives")' in sql] == [
+        "SELECT rowid FROM claims_fts WHERE claims_fts MATCH '(\"durian\") AND (\"lives\")'"]
+    assert not [sql for sql in searched if "highlight(" in sql]
+    scored = [sql for sql in searched if "bm25(claims_fts)" in sql]
+    assert len(scored) == 2 and "ORDER BY" not in scored[0]  # the rare rows, then the window
+
+
 def test_a_common_phrase_of_two_words_is_left_to_bm25(
     big: Memvara, small_plans: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -321,6 +347,9 @@ def test_bm25_bounds_and_records() -> None:
     # an averages record: rows, then the tokens of each column
     assert _bm25.varints(bytes([0x05, 0x81, 0x00, 0x7F]), 2) == [5, 128]
     assert _bm25.varints(bytes([0x05]), 2) is None and _bm25.varints(b"", 0) == []
+    # a nine-byte varint, then a one-byte one; and eight bytes whose ninth is missing
+    assert _bm25.varints(bytes([0x80] * 8 + [0x07, 0x03]), 2) == [7, 3]
+    assert _bm25.rows_indexed(bytes([0xFF] * 8)) is None
     assert _bm25.phrases_of('"a" OR "b c" OR "a"') == ['"a"', '"b c"']
     assert _bm25.phrases_of('"a" AND "b"') is None and _bm25.phrases_of("a") is None
     assert _bm25.phrases_of('"say ""hi"""') == ['"say ""hi"""']

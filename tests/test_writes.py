@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -251,6 +251,19 @@ def test_supersede_at_or_before_the_old_start_retires_it(mem: Memvara) -> None:
     receipt = mem.supersede(old.id, Claim("user", "likes", "coffee"), at=JAN)
     assert objects(receipt.retired) == ["tea"]
     assert receipt.retired[0].invalidated_by == receipt.added[0].id
+
+
+@pytest.mark.parametrize("at", [MAR, JUN], ids=["at-its-end", "after-its-end"])
+def test_supersede_of_a_claim_that_ended_before_the_switch_leaves_it_as_it_was(
+    mem: Memvara, at: datetime,
+) -> None:
+    old = mem.remember("user", "likes", "tea", valid_from=JAN, valid_to=MAR,
+                       recorded_at=JAN).added[0]
+    receipt = mem.supersede(old.id, Claim("user", "likes", "coffee"), at=at)
+    assert objects(receipt.added) == ["coffee"] and receipt.added[0].valid_from == at
+    assert receipt.ended == () and receipt.retired == ()
+    (kept,) = [c for c in mem.history("user", "likes") if c.id == old.id]
+    assert kept == old and kept.state == "ended"  # its end stays MAR, nothing retired it
 
 
 def test_supersede_errors(mem: Memvara) -> None:

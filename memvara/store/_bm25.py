@@ -129,18 +129,21 @@ def varints(record: bytes, count: int) -> list[int] | None:
     at = 0
     while len(values) < count:
         value = 0
-        for i in range(9):
+        for i in range(8):
             if at + i >= len(record):
                 return None
             byte = record[at + i]
-            if i == 8:
-                value = (value << 8) | byte
-                break
             value = (value << 7) | (byte & 0x7F)
             if not byte & 0x80:
+                size = i + 1
                 break
+        else:  # eight bytes with the high bit set: the ninth gives all eight of its bits
+            if at + 8 >= len(record):
+                return None
+            value = (value << 8) | record[at + 8]
+            size = 9
         values.append(value)
-        at += i + 1
+        at += size
     return values
 
 
