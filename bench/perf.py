@@ -34,6 +34,13 @@ settle against:
   deployment). Reads run at one user's scope, so ``get_all()``/``count()`` see that user's
   seven live claims; nothing is at the root, so no API call counts the whole store.
 
+A layout's stores are all filled first; then each write measure runs its samples
+round-robin across the sizes (sample ``i`` of every size before sample ``i + 1``, the
+order flipped each round). This machine's speed drifts by up to 1.7x over minutes, and a
+size measured minutes after another would compare the minutes, not the code: the
+flatness rows (rate at the largest size over the smallest) need both sizes measured
+under the same drift.
+
 Guards keep one run bounded on a slow build: filling stops after ``--build-cap-s`` seconds
 (the reached size is what the table reports), a ``remember()`` sample stops after
 ``--sample-cap-s`` seconds, and a row stops collecting samples after ``--row-budget-s``.
@@ -242,12 +249,17 @@ class Settings:
     row_budget_s: float
 
 
-def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
+def _note(built: Built) -> str:
+    return "" if built.n == built.requested else f"fill capped: {built.n:,} of {built.requested:,}"
+
+
+def _measure_static(built: Built, layout: str, cfg: Settings) -> list[Row]:
+    """The rows that leave the store as it is: the fill, bytes on disk, and reads."""
     n = built.n
     mem = built.mem
     subjects = built.subjects
     rows: list[Row] = []
-    note = "" if n == built.requested else f"fill capped: {n:,} of {built.requested:,}"
+    note = _note(built)
 
     rows.append(Row(
         "fill: remember_many() 5,000/call, 0 -> N", layout, n, "claims/s", built.batch_rates,
@@ -296,6 +308,25 @@ def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
         rows.append(_read_row("stats() at root", layout, n, cfg, note, mem.stats,
                               "the whole store", info=True))
 
+    return rows
+
+
+@dataclass
+class WriteMeasure:
+    """One write row of one store: ``sample(rep)`` runs a sample and returns its rate."""
+
+    name: str
+    unit: str
+    target: float
+    what: str
+    sample: Callable[[int], float]
+
+
+def _write_measures(built: Built, layout: str, tag: str, cfg: Settings) -> list[WriteMeasure]:
+    """The write rows of one store, as samplers: ``_interleave`` runs them."""
+    mem = built.mem
+    subjects = built.subjects
+
     # remember(), one call at a time
     def fresh(rep: int) -> float:
         done = 0
@@ -325,17 +356,14 @@ def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
                 break
         return done / (time.perf_counter() - t0)
 
-    single_target = f">= {TARGET_SINGLE:,.0f}"
-    for name, fn, what in (
-        ("remember() 1 call/claim, fresh slot", fresh,
-         "new subject's lives_in at an existing scope"),
-        ("remember() 1 call/claim, revise ONE slot", revise,
-         "user_i lives_in: closes the current value"),
-    ):
-        s = _samples(fn, cfg.repeats, cfg.row_budget_s)
-        med = statistics.median(s)
-        rows.append(Row(name, layout, n, "claims/s", s, single_target, med >= TARGET_SINGLE,
-                        _join(f"{what}; up to {SINGLE_CALLS} calls/sample", note)))
+    measures = [
+        WriteMeasure("remember() 1 call/claim, fresh slot", "claims/s", TARGET_SINGLE,
+                     f"new subject's lives_in at an existing scope; up to {SINGLE_CALLS}"
+                     " calls/sample", fresh),
+        WriteMeasure("remember() 1 call/claim, revise ONE slot", "claims/s", TARGET_SINGLE,
+                     f"user_i lives_in: closes the current value; up to {SINGLE_CALLS}"
+                     " calls/sample", revise),
+    ]
 
     # remember_many(): one call of 5,000 fresh claims
     def bulk(rep: int) -> float:
@@ -350,11 +378,8 @@ def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
         mem.remember_many(claims)
         return BATCH / (time.perf_counter() - t0)
 
-    s = _samples(bulk, cfg.repeats, cfg.row_budget_s)
-    med = statistics.median(s)
-    rows.append(Row("remember_many() 5,000 fresh claims/call", layout, n, "claims/s", s,
-                    f">= {TARGET_BULK:,.0f}", med >= TARGET_BULK,
-                    _join("1,250 new subjects x 4 predicates", note)))
+    measures.append(WriteMeasure("remember_many() 5,000 fresh claims/call", "claims/s",
+                                 TARGET_BULK, "1,250 new subjects x 4 predicates", bulk))
 
     # add(), no model: one turn a call, then ADD_BATCH turns a call
     for per_call in (1, ADD_BATCH):
@@ -366,13 +391,42 @@ def _measure(built: Built, layout: str, cfg: Settings, tag: str) -> list[Row]:
                 mem.add(turns[start : start + per_call], user=user)
             return len(turns) / (time.perf_counter() - t0)
 
-        s = _samples(adds, cfg.repeats, cfg.row_budget_s)
-        med = statistics.median(s)
-        rows.append(Row(f"add() {per_call} turn{'s' if per_call > 1 else ''}/call, NullLLM",
-                        layout, n, "turns/s", s, f">= {TARGET_ADD:,.0f}", med >= TARGET_ADD,
-                        _join(f"{ADD_TURNS} chat turns/sample: 2/5 rule facts, 2/5 prose,"
-                              " 1/5 filler", note)))
-    return rows
+        measures.append(WriteMeasure(
+            f"add() {per_call} turn{'s' if per_call > 1 else ''}/call, NullLLM", "turns/s",
+            TARGET_ADD, f"{ADD_TURNS} chat turns/sample: 2/5 rule facts, 2/5 prose, 1/5 filler",
+            adds))
+    return measures
+
+
+def _interleave(
+    stores: Sequence[tuple[Built, list[WriteMeasure]]], layout: str, cfg: Settings
+) -> list[list[Row]]:
+    """Run each write measure's samples round-robin across the stores (sample ``i`` of
+    every size before sample ``i + 1`` of any, the order flipped each round), so a
+    spell of this machine's drift lands on every size alike and the flatness ratio
+    compares the code, not the minute; each store's rows, in measure order."""
+    out: list[list[Row]] = [[] for _ in stores]
+    for m in range(len(stores[0][1])):
+        samples: list[list[float]] = [[] for _ in stores]
+        spent = [0.0 for _ in stores]
+        for rep in range(cfg.repeats):
+            order = list(range(len(stores)))
+            if rep % 2:
+                order.reverse()
+            for i in order:
+                if spent[i] > cfg.row_budget_s:
+                    continue
+                gc.collect()
+                t0 = time.perf_counter()
+                samples[i].append(stores[i][1][m].sample(rep))
+                spent[i] += time.perf_counter() - t0
+        for i, (built, measures) in enumerate(stores):
+            measure = measures[m]
+            med = statistics.median(samples[i])
+            out[i].append(Row(measure.name, layout, built.n, measure.unit, samples[i],
+                              f">= {measure.target:,.0f}", med >= measure.target,
+                              _join(measure.what, _note(built))))
+    return out
 
 
 def _chat_turn(tag: str, i: int) -> str:
@@ -521,7 +575,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("- layouts: root = every claim at the root scope; users = subject user_i in scope"
           " user=user_i (reads at one user's scope)")
     print(f"- caps: fill {cfg.build_cap_s:g} s, remember() sample {cfg.sample_cap_s:g} s,"
-          f" row {cfg.row_budget_s:g} s; write rows grow the store between repeats\n",
+          f" row {cfg.row_budget_s:g} s; write rows grow the store between repeats"
+          " and run interleaved across sizes\n",
           flush=True)
 
     rows: list[Row] = []
@@ -532,20 +587,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         for layout in args.layout_list:
-            for index, n in enumerate(args.size_list):
-                path = os.path.join(base, f"perf-{layout}-{n}.db")
-                for suffix in SQLiteStore.FILE_SUFFIXES:
-                    if os.path.exists(path + suffix):
-                        os.remove(path + suffix)
-                print(f"... {layout} N={n:,}: filling", file=sys.stderr, flush=True)
-                built = _build(path, n, layout, cfg.build_cap_s)
-                print(f"... {layout} N={built.n:,}: filled in {built.seconds:.1f} s; measuring",
-                      file=sys.stderr, flush=True)
-                try:
-                    rows.extend(_measure(built, layout, cfg, f"{layout}{n}"))
-                    if args.profile and index == len(args.size_list) - 1:
-                        profiles.append(_profile(built, layout, args.profile_top))
-                finally:
+            builts: list[Built] = []
+            static: list[list[Row]] = []
+            try:
+                for n in args.size_list:
+                    path = os.path.join(base, f"perf-{layout}-{n}.db")
+                    for suffix in SQLiteStore.FILE_SUFFIXES:
+                        if os.path.exists(path + suffix):
+                            os.remove(path + suffix)
+                    print(f"... {layout} N={n:,}: filling", file=sys.stderr, flush=True)
+                    built = _build(path, n, layout, cfg.build_cap_s)
+                    builts.append(built)
+                    print(f"... {layout} N={built.n:,}: filled in {built.seconds:.1f} s;"
+                          " measuring reads", file=sys.stderr, flush=True)
+                    static.append(_measure_static(built, layout, cfg))
+                print(f"... {layout}: measuring writes, sizes interleaved", file=sys.stderr,
+                      flush=True)
+                writes = _interleave(
+                    [(b, _write_measures(b, layout, f"{layout}{n}", cfg))
+                     for b, n in zip(builts, args.size_list)], layout, cfg)
+                for kept, written in zip(static, writes):
+                    rows.extend(kept + written)
+                if args.profile:
+                    profiles.append(_profile(builts[-1], layout, args.profile_top))
+            finally:
+                for built in builts:
                     built.mem.close()
     finally:
         if owned is not None:

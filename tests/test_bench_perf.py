@@ -7,9 +7,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from memvara import Memvara
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import perf  # noqa: E402 - the bench folder is put on the path just above
 
 
 def test_perf_runs_at_a_tiny_size(tmp_path: Path) -> None:
@@ -26,6 +34,55 @@ def test_perf_runs_at_a_tiny_size(tmp_path: Path) -> None:
     assert any(m.startswith("remember()") for m in measures)
     assert any(m.startswith("bytes on disk") for m in measures)
     assert any(m.startswith("add()") for m in measures)
+
+
+def test_write_samples_alternate_between_sizes_and_flip_order_each_round() -> None:
+    # The machine's speed drifts over minutes: each round samples every size, so a slow
+    # spell lands on both, and the size sampled first alternates.
+    ran: list[tuple[str, str, int]] = []
+    cfg = perf.Settings(repeats=3, build_cap_s=1.0, sample_cap_s=1.0, row_budget_s=60.0)
+
+    def sampler(label: str, name: str) -> Callable[[int], float]:
+        def sample(rep: int) -> float:
+            ran.append((label, name, rep))
+            return 20.0 + rep
+        return sample
+
+    def store(label: str, n: int, mem: Memvara) -> tuple[perf.Built, list[perf.WriteMeasure]]:
+        built = perf.Built(mem=mem, path="", clock=perf.CounterClock(), n=n, requested=n)
+        return built, [perf.WriteMeasure(name, "claims/s", 10.0, "", sampler(label, name))
+                       for name in ("fresh", "bulk")]
+
+    with Memvara() as unused:  # the samplers here write nothing
+        small, large = perf._interleave(
+            [store("8k", 8000, unused), store("100k", 100_000, unused)], "root", cfg)
+    assert ran == [
+        ("8k", "fresh", 0), ("100k", "fresh", 0), ("100k", "fresh", 1), ("8k", "fresh", 1),
+        ("8k", "fresh", 2), ("100k", "fresh", 2),
+        ("8k", "bulk", 0), ("100k", "bulk", 0), ("100k", "bulk", 1), ("8k", "bulk", 1),
+        ("8k", "bulk", 2), ("100k", "bulk", 2),
+    ]
+    assert [(r.measure, r.n, r.samples, r.passed) for r in small] == [
+        ("fresh", 8000, [20.0, 21.0, 22.0], True), ("bulk", 8000, [20.0, 21.0, 22.0], True)]
+    assert [r.n for r in large] == [100_000, 100_000]
+
+
+def test_two_sizes_give_flatness_rows(tmp_path: Path) -> None:
+    out = tmp_path / "perf.json"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "perf.py"), "--sizes", "80,160", "--repeats", "2",
+         "--layouts", "root", "--row-budget-s", "0.5", "--sample-cap-s", "0.05",
+         "--dir", str(tmp_path / "stores"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    rows = json.loads(out.read_text())["rows"]
+    fresh = [r for r in rows if r["measure"] == "remember() 1 call/claim, fresh slot"]
+    assert [r["n"] for r in fresh] == [80, 160]
+    assert all(len(r["samples"]) == 2 for r in fresh)
+    flat = [r for r in rows if r["measure"].startswith("flatness: remember()")]
+    assert len(flat) == 2 and all(r["n"] == 160 for r in flat)
+    ratio = fresh[1]["median"] / fresh[0]["median"]
+    assert any(r["samples"] == [pytest.approx(ratio)] for r in flat)
 
 
 def test_the_telemetry_control_has_no_emission_points_and_still_runs(tmp_path: Path) -> None:
