@@ -431,20 +431,23 @@ class Retriever:
         the query words naming a speaker are added to ``named``),
         best first, rescaled so the best keeps the best raw score: turns stay on the scale
         of the claims they are ranked with."""
-        if not found:
-            return found
-        raw_best = max(score for _, score in found)
         own = dict(found)
         seen: dict[str, Episode] = {} if read is None else read
         if TURN_LENGTH_PRIOR or TERM_COVERAGE_WEIGHT or SPEAKER_WEIGHT:
             seen.update(self._store.episodes_by_ids(list(own)))
+            # A match the store no longer returns (erased since the text index answered,
+            # in a store without snapshot reads) weighs nothing and lends nothing.
+            own = {key: score for key, score in own.items() if key in seen}
+        if not own:
+            return []
+        raw_best = max(own.values())
+        if TURN_LENGTH_PRIOR or TERM_COVERAGE_WEIGHT or SPEAKER_WEIGHT:
             stems = _stems(terms)
             for key in own:
-                if key in seen:
-                    text = seen[key].content.casefold()
-                    covered = _covered(text, stems)
-                    own[key] *= (max(1, len(_WORD.findall(text))) ** TURN_LENGTH_PRIOR
-                                 * (1.0 + TERM_COVERAGE_WEIGHT * max(0, covered - 1)))
+                text = seen[key].content.casefold()
+                covered = _covered(text, stems)
+                own[key] *= (max(1, len(_WORD.findall(text))) ** TURN_LENGTH_PRIOR
+                             * (1.0 + TERM_COVERAGE_WEIGHT * max(0, covered - 1)))
         smoothed = dict(own)
         near = self._store.episode_neighbours(tq, list(own))
         for key, pair in near.items():
@@ -468,8 +471,7 @@ class Retriever:
         if SPEAKER_WEIGHT and terms:
             asked = set(terms)
             for key in own:
-                if key in seen:
-                    named.update(asked.intersection(_speaker(seen[key].content)))
+                named.update(asked.intersection(_speaker(seen[key].content)))
         if spans or time_asked or named:
             unread = [key for key in smoothed if key not in seen]
             if unread:

@@ -631,6 +631,20 @@ def test_a_matched_turn_the_store_cannot_read_back_is_left_out(
     assert len(calls[0]) == 2  # both matches were asked for, to weigh them
 
 
+def test_a_matched_turn_the_store_cannot_read_back_lends_its_neighbour_nothing(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone, after = "Melanie: we painted the lake", "Caroline: that sounds lovely"
+    barn = "Melanie: we painted the barn"
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.add(Episode(gone))
+        _apart(mem, [after, barn])  # after is the turn next to gone; barn is far from both
+        assert set(_own_scores(mem, "painted")) == {gone, after, barn}  # after: lent to
+        _counting_turn_reads(mem, monkeypatch, lost=gone)
+        # erased since the text index answered: it neither ranks nor lends
+        assert set(_own_scores(mem, "painted")) == {barn}
+
+
 class _Recording:
     """A semantic embedder (not lexical: its ranks count) that records what it encodes."""
 
