@@ -349,7 +349,9 @@ class _MemoryAPI:
 
         The old claim's valid time ends at ``at`` (default: the new claim's
         ``valid_from``, else now); the new claim starts there unless it says otherwise.
-        If ``at`` is not after the old claim's start, the old claim is retired instead.
+        If ``at`` is not after the old claim's start, the old claim is retired instead;
+        if its valid time had already ended by ``at``, it is left as it is (the receipt's
+        ``ended`` and ``retired`` are then empty).
 
         Raises:
             ClaimNotFoundError: ``old_claim_id`` names no claim visible in this scope.
