@@ -433,7 +433,8 @@ class Retriever:
         of the claims they are ranked with."""
         own = dict(found)
         seen: dict[str, Episode] = {} if read is None else read
-        if TURN_LENGTH_PRIOR or TERM_COVERAGE_WEIGHT or SPEAKER_WEIGHT:
+        weighed = bool(TURN_LENGTH_PRIOR or TERM_COVERAGE_WEIGHT or SPEAKER_WEIGHT)
+        if weighed:  # the matches are read for their length, words and speaker
             seen.update(self._store.episodes_by_ids(list(own)))
             # A match the store no longer returns (erased since the text index answered,
             # in a store without snapshot reads) weighs nothing and lends nothing.
@@ -441,7 +442,7 @@ class Retriever:
         if not own:
             return []
         raw_best = max(own.values())
-        if TURN_LENGTH_PRIOR or TERM_COVERAGE_WEIGHT or SPEAKER_WEIGHT:
+        if weighed:
             stems = _stems(terms)
             for key in own:
                 text = seen[key].content.casefold()
