@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from types import MappingProxyType
@@ -27,7 +27,7 @@ from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
 from .schema import PredicateRegistry
-from .store.base import Store
+from .store.base import Settlement, Store
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
 
@@ -66,6 +66,10 @@ class Writer:
         self._clock = clock
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
         self._aliases: dict[tuple[str | None, str | None], Mapping[str, str]] = {}
+        self._write_claim: Callable[..., tuple[
+            Claim | None, Claim | None, list[Claim], list[Claim]]] | None = getattr(
+            store, "write_claim", None)
+        """The store's one-call single write, if it offers one (see ``Store``)."""
         self._alias_owners: set[tuple[str | None, str | None]] | None = None
         """Who has learned aliases, read once: with thousands of users and none of them
         aliased, a write asks the store nothing (a per-owner cache missed on every write
@@ -347,23 +351,53 @@ class Writer:
         outcome: _Outcome,
         skip_ids: frozenset[str],
     ) -> None:
+        """Settle and write ``claims[i]`` alone: through the store's ``write_claim`` in
+        one call where it has one, else its general methods, with the same rules."""
         claim = claims[i]
-        slot = (self.key_of(claim.scope, claim.subject), claim.predicate)
+        key = self.key_of(claim.scope, claim.subject)
+        rows = None if vectors is None else vectors[i : i + 1]
+
+        def settle(found: list[Claim]) -> Settlement:
+            current = [c for c in found if c.id not in skip_ids] if skip_ids else found
+            if not current:  # alone in its slot: inserted as it is, with no plan
+                return Settlement(claim, None, (), ())
+            plan = self._plan(claim, current, close)
+            if plan.reinforce is not None:
+                return Settlement(None, plan.reinforce, (), ())
+            return Settlement(_bounded(claim, plan.valid_to), None, plan.end, plan.retire)
+
+        write = self._write_claim if self._write_claim is not None else self._write_generally
+        added, reinforced, ended, retired = write(claim, key, rows, settle)
+        if added is not None:
+            outcome.added.append(added)
+        if reinforced is not None:
+            outcome.reinforced.append(reinforced)
+        outcome.ended.extend(ended)
+        outcome.retired.extend(retired)
+
+    def _write_generally(
+        self,
+        claim: Claim,
+        key: str,
+        rows: npt.NDArray[np.float32] | None,
+        settle: Callable[[list[Claim]], Settlement],
+    ) -> tuple[Claim | None, Claim | None, list[Claim], list[Claim]]:
+        """``Store.write_claim`` through the protocol's general methods."""
+        slot = (key, claim.predicate)
         found = self._store.slot_claims(
             claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from")
         )[slot]
-        current = [c for c in found if c.id not in skip_ids] if skip_ids else found
-        plan = self._plan(claim, current, close) if current else None  # None: insert as is
-        # One claim: the steps of ``_commit_plans`` without its batch bookkeeping.
-        if plan is not None and plan.reinforce is not None:
-            outcome.reinforced.append(self._reinforce(plan.reinforce, claim))
-            return
-        new = claim if plan is None else _bounded(claim, plan.valid_to)
-        rows = None if vectors is None else vectors[i : i + 1]
-        (stored,) = self._insert([new], rows, [slot[0]])
-        outcome.added.append(stored)
-        if plan is not None:
-            self._close([(stored, plan)], outcome)
+        new, old, ends, retires = settle(found)
+        if new is None:
+            assert old is not None  # noqa: S101 - a Settlement inserts or reinforces
+            return None, self._reinforce(old, claim), [], []
+        (stored,) = self._insert([new], rows, [key])
+        return (
+            stored,
+            None,
+            self._store.end_claims([(c, valid_to, at, stored.id) for c, valid_to, at in ends]),
+            self._store.retire_claims([(c, at, stored.id) for c, at in retires]),
+        )
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         """How ``claim`` settles against the slot's ``existing`` claims (never empty: a

@@ -284,6 +284,20 @@ def test_ended_and_retired_claims_are_returned_as_stored(clock: Clock) -> None:
         assert gone.id == rome.id and gone.invalidated_at == clock.now
 
 
+def test_a_settlement_that_neither_inserts_nor_reinforces_is_refused(clock: Clock) -> None:
+    # write_claim's settle() must name a claim to insert or one to reinforce; anything
+    # else is a writer bug, raised inside the transaction so nothing is written.
+    from memvara.store.base import Settlement
+    store = SQLiteStore()
+    with Memvara(store=store, clock=clock) as mem:
+        ada = mem.remember("ada", "lives_in", "Paris").added[0]
+        with pytest.raises(StoreError, match="no claim to insert or to reinforce"):
+            with store.transaction():
+                store.write_claim(_claim("ada", "Rome"), "ada", None,
+                                  lambda found: Settlement(None, None, (), ()))
+        assert mem.get_all() == [ada]
+
+
 def test_ending_or_retiring_a_claim_the_store_lacks_raises(clock: Clock) -> None:
     store = SQLiteStore()
     with Memvara(store=store, clock=clock) as mem:

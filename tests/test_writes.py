@@ -208,6 +208,47 @@ def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
     assert _batch_across_scopes(Memvara(clock=Clock(NOW))) == fast
 
 
+def _single_writes(mem: Memvara) -> list[tuple[object, ...]]:
+    """One write of each kind a single ``remember()`` settles (fresh, reinforced, ended,
+    bounded by a later value, retired, with sources) and what each receipt said."""
+    receipts = [
+        mem.remember("me", "lives_in", "Berlin", valid_from=JAN, sources=["e1"]),
+        mem.remember("me", "lives_in", "berlin", valid_from=MAR),  # the same value again
+        mem.remember("me", "lives_in", "Lisbon", valid_from=JUN),  # ends Berlin
+        mem.remember("me", "lives_in", "Oslo", valid_from=MAR),  # bounded by Lisbon
+        mem.remember("me", "works_at", "Acme", valid_from=JAN),
+        mem.remember("me", "works_at", "Initech", valid_from=MAR, close="retired"),
+    ]
+    return [
+        *((c.id, c.object, c.valid_to, c.sources, c.observations)
+          for r in receipts for c in (*r.added, *r.reinforced, *r.ended, *r.retired)),
+        *((c.object, c.state, c.valid_to) for c in mem.history("me", "lives_in")),
+        *((c.object, c.state) for c in mem.history("me", "works_at")),
+    ]
+
+
+def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
+    monkeypatch: pytest.MonkeyPatch, clock: Clock,
+) -> None:
+    # SQLiteStore takes a single write in one call (write_claim); a store without it is
+    # driven through slot_claims, insert_claims, end_claims and retire_claims, to the
+    # same rows and the same receipts.
+    from memvara.store.sqlite import SQLiteStore
+    fast = _single_writes(Memvara(clock=clock))
+    berlin = fast[0]
+    assert berlin[1:] == ("Berlin", None, ("e1",), 1)
+    assert fast[1] == (berlin[0], "Berlin", None, ("e1",), 2)  # reinforced, not added
+    assert [row[1:3] for row in fast[2:9]] == [
+        ("Lisbon", None), ("Berlin", JUN),  # Lisbon ends Berlin
+        ("Oslo", JUN), ("Berlin", MAR),  # Oslo, told late, ends where Lisbon starts
+        ("Acme", None), ("Initech", None), ("Acme", None),  # Initech retires Acme
+    ]
+    assert fast[9:] == [("Berlin", "ended", MAR), ("Lisbon", "live", None),
+                        ("Oslo", "ended", JUN), ("Acme", "retired"), ("Initech", "live")]
+    monkeypatch.delattr(SQLiteStore, "write_claim")
+    assert _single_writes(Memvara(clock=Clock(NOW))) == fast
+
+
 def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> None:
     with pytest.raises(InvalidArgumentError, match=r"claims\[1\]"):
         mem.remember_many([Claim("a", "likes", "x"), "not a claim"])  # type: ignore[list-item]

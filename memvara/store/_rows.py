@@ -31,6 +31,7 @@ __all__ = [
     "retired",
     "scope_levels",
     "scope_of",
+    "single_insert",
     "with_id",
 ]
 
@@ -188,6 +189,14 @@ _LITERAL_MAX = 256
 """The longest string ``insert_statement`` writes as a literal."""
 
 
+def single_insert(row: tuple[object, ...]) -> tuple[str, tuple[object, ...]]:
+    """``INSERT_SQL`` and one row's parameters, or for a plain single write (its
+    ``_USUALLY_NULL`` columns all ``NULL``) ``_INSERT_USUAL_SQL`` and the rest."""
+    if _usual_nulls(row) == _ALL_NULL:
+        return _INSERT_USUAL_SQL, _bound_of_usual(row)
+    return INSERT_SQL, row
+
+
 def insert_statement(
     rows: list[tuple[object, ...]],
 ) -> tuple[str, list[tuple[object, ...]]]:
@@ -202,8 +211,9 @@ def insert_statement(
     and short ASCII strings without NUL (quotes doubled); anything else stays bound.
     """
     if len(rows) < SHARED_MIN_ROWS:
-        if len(rows) == 1 and _usual_nulls(rows[0]) == _ALL_NULL:  # a plain single write
-            return _INSERT_USUAL_SQL, [_bound_of_usual(rows[0])]
+        if len(rows) == 1:
+            sql, row = single_insert(rows[0])
+            return sql, [row]
         return INSERT_SQL, rows
     columns = list(zip(*rows))
     parts: list[str] = []

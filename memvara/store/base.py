@@ -47,7 +47,7 @@ import numpy.typing as npt
 from .._model import STATES, Claim, Episode, Scope, TimeQuery
 from ..schema import PredicateSpec
 
-__all__ = ["STATES", "RankFields", "Store", "SweepWindow", "TimeQuery"]
+__all__ = ["STATES", "RankFields", "Settlement", "Store", "SweepWindow", "TimeQuery"]
 
 
 class RankFields(NamedTuple):
@@ -66,6 +66,23 @@ class RankFields(NamedTuple):
     confidence: float
     observations: int
     salience: float
+
+
+class Settlement(NamedTuple):
+    """What one new claim does to its slot: the writer's answer to a store that offers
+    ``write_claim`` (see ``Store``).
+
+    Either ``insert`` is the claim to store (it may end earlier than the one written:
+    a later value already holds the slot) and ``reinforce`` is ``None``, or ``insert``
+    is ``None`` and the write is another observation of the believed ``reinforce``.
+    ``end`` holds ``(claim, valid_to, at)`` and ``retire`` ``(claim, at)``: the closures
+    the inserted claim causes, each naming it as the claim that closed them.
+    """
+
+    insert: Claim | None
+    reinforce: Claim | None
+    end: Sequence[tuple[Claim, int, int]]
+    retire: Sequence[tuple[Claim, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +130,17 @@ class Store(Protocol):
     ``rank_fields`` (see ``RankFields``); ``claim_similarities(ids, vector)`` and
     ``episode_similarities(ids, vector)``, the cosine of a query with given rows;
     ``slot_claims_across({scope: slots}, ending_after=)``, ``slot_claims`` for many
-    scopes at once, per scope, empty slots left out; and ``insert_claim_ids``, which is
+    scopes at once, per scope, empty slots left out; ``insert_claim_ids``, which is
     ``insert_claims`` returning only the new ids (the writer then sets each on the claim
-    it built, rather than receive a copy).
+    it built, rather than receive a copy); and ``write_claim(claim, subject_key, vector,
+    settle)``, one claim's whole write inside the writer's transaction: read its slot at
+    the claim's exact scope (still-believed claims ending after its ``valid_from``,
+    ordered as ``slot_claims`` orders them), call ``settle`` with them for a
+    ``Settlement``, apply it, and return ``(added, reinforced, ended, retired)``, the
+    claims as ``insert_claims``, ``reinforce_claim``, ``end_claims`` and
+    ``retire_claims`` would have returned them (``None`` for the one not written). The
+    claim to insert is one the writer built for this write: the store may set its id
+    on it in place (``memvara._model.set_new_claim_id``).
     """
 
     @property
