@@ -209,7 +209,7 @@ def resolve_scope(
         return Scope(*values)  # type: ignore[arg-type]
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)
 def _scope(*values: object) -> Scope:
     """``Scope(*values)``, built and validated once per distinct value (a server sends
     the same few scopes over and over)."""

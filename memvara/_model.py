@@ -29,6 +29,7 @@ __all__ = [
     "WriteReceipt",
     "assemble_claim",
     "assemble_receipt",
+    "assemble_scope",
     "set_new_claim_id",
 ]
 
@@ -195,6 +196,25 @@ def assemble_claim(
     _observations(claim, observations)
     _salience(claim, salience)
     return claim
+
+
+_scope_tenant, _scope_user, _scope_agent, _scope_session = (
+    getattr(Scope, level).__set__ for level in _LEVELS)
+
+
+def assemble_scope(
+    tenant: str | None, user: str | None, agent: str | None, session: str | None
+) -> Scope:
+    """``Scope(...)`` for levels already validated (read back from a store), without
+    checking them again: a store serving ten thousand users builds a scope for each
+    row it decodes, and ``Scope()`` checks every level (~1 us) through the frozen
+    dataclass's ``__init__``."""
+    scope = _new(Scope)
+    _scope_tenant(scope, tenant)
+    _scope_user(scope, user)
+    _scope_agent(scope, agent)
+    _scope_session(scope, session)
+    return scope
 
 
 def set_new_claim_id(claim: Claim, claim_id: str) -> Claim:

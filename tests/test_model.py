@@ -88,6 +88,17 @@ def test_assemble_claim_equals_the_dataclass_built_from_the_same_fields() -> Non
         built.subject = "v"  # type: ignore[misc]
 
 
+def test_assemble_scope_equals_the_dataclass_built_from_the_same_levels() -> None:
+    from memvara._model import assemble_scope
+
+    for levels in ((None, None, None, None), ("t", "u", "a", "s"), (None, "u", None, "s")):
+        built = assemble_scope(*levels)
+        assert type(built) is Scope and built == Scope(*levels)
+        assert hash(built) == hash(Scope(*levels)) and str(built) == str(Scope(*levels))
+    with pytest.raises(AttributeError):  # still frozen
+        built.user = "v"  # type: ignore[misc]
+
+
 def test_a_claim_id_is_its_rowid_and_a_digest_of_what_it_says() -> None:
     import hashlib
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._entities import entity_key
-from .._model import Claim, Scope, assemble_claim
+from .._model import Claim, Scope, assemble_claim, assemble_scope
 from .._time import from_micros, to_micros
 
 __all__ = [
@@ -47,8 +47,9 @@ Row = Sequence[Any]
 
 @functools.lru_cache(maxsize=4096)
 def scope_of(tenant: str, user: str, agent: str, session: str) -> Scope:
-    """The ``Scope`` for stored level values (``''`` is unset)."""
-    return Scope(tenant or None, user or None, agent or None, session or None)
+    """The ``Scope`` for stored level values (``''`` is unset; the rest were checked
+    when written)."""
+    return assemble_scope(tenant or None, user or None, agent or None, session or None)
 
 
 def scope_levels(scope: Scope) -> tuple[str, str, str, str]:
