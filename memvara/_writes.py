@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from . import _args
 from ._entities import entity_key
-from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
+from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError, StoreError
 from ._model import (
     Claim, Episode, Scope, WriteReceipt, assemble_claim, assemble_receipt, set_new_claim_id,
 )
@@ -27,7 +27,7 @@ from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
 from .schema import PredicateRegistry
-from .store.base import Settlement, Store
+from .store.base import NO_SETTLEMENT, Settlement, Store
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
 
@@ -66,9 +66,10 @@ class Writer:
         self._clock = clock
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
         self._aliases: dict[tuple[str | None, str | None], Mapping[str, str]] = {}
+        write_claim = getattr(store, "write_claim", None)
         self._write_claim: Callable[..., tuple[
-            Claim | None, Claim | None, list[Claim], list[Claim]]] | None = getattr(
-            store, "write_claim", None)
+            Claim | None, Claim | None, list[Claim], list[Claim]]] | None = (
+            write_claim if callable(write_claim) else None)
         """The store's one-call single write, if it offers one (see ``Store``)."""
         self._alias_owners: set[tuple[str | None, str | None]] | None = None
         """Who has learned aliases, read once: with thousands of users and none of them
@@ -389,7 +390,8 @@ class Writer:
         )[slot]
         new, old, ends, retires = settle(found)
         if new is None:
-            assert old is not None  # noqa: S101 - a Settlement inserts or reinforces
+            if old is None:
+                raise StoreError(NO_SETTLEMENT)
             return None, self._reinforce(old, claim), [], []
         (stored,) = self._insert([new], rows, [key])
         return (

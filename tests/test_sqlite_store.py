@@ -298,6 +298,21 @@ def test_a_settlement_that_neither_inserts_nor_reinforces_is_refused(clock: Cloc
         assert mem.get_all() == [ada]
 
 
+def test_a_single_write_that_fails_after_its_insert_leaves_nothing(clock: Clock) -> None:
+    # The closure fails (its claim is not in the store) after the new row went in: the
+    # whole write rolls back, the insert with it.
+    from memvara.store.base import Settlement
+    store = SQLiteStore()
+    with Memvara(store=store, clock=clock) as mem:
+        ada = mem.remember("ada", "lives_in", "Paris").added[0]
+        rome, stranger = _claim("ada", "Rome"), _claim("bob", "Oslo")
+        with pytest.raises(StoreError, match="not in the store"):
+            with store.transaction():
+                store.write_claim(rome, "ada", None,
+                                  lambda found: Settlement(rome, None, [(stranger, 1, 1)], ()))
+        assert mem.get_all() == [ada] and mem.count(states=["live", "ended", "retired"]) == 1
+
+
 def test_ending_or_retiring_a_claim_the_store_lacks_raises(clock: Clock) -> None:
     store = SQLiteStore()
     with Memvara(store=store, clock=clock) as mem:

@@ -16,9 +16,10 @@ from memvara import (
     Memvara,
     PredicateRegistry,
     PredicateSpec,
+    Scope,
     Volatility,
 )
-from memvara.store import STATES
+from memvara.store import STATES, SQLiteStore, TimeQuery
 
 from .conftest import AUG, JAN, JUN, MAR, NOW, Clock
 
@@ -198,7 +199,6 @@ def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
     # SQLiteStore reads the slots of many scopes in one statement (slot_claims_across) and
     # hands back bare ids for the writer's own claims (insert_claim_ids); a store with
     # neither settles the same batch to the same rows, slot by slot and scope by scope.
-    from memvara.store.sqlite import SQLiteStore
     fast = _batch_across_scopes(Memvara(clock=clock))
     assert [row[1] for row in fast[:5]] == ["Lisbon", "Oslo", "tea", "Rome", "Pisa"]
     assert [row[1:] for row in fast[5:7]] == [("Berlin", JUN), ("Rome", JUN)]
@@ -208,23 +208,49 @@ def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
     assert _batch_across_scopes(Memvara(clock=Clock(NOW))) == fast
 
 
-def _single_writes(mem: Memvara) -> list[tuple[object, ...]]:
-    """One write of each kind a single ``remember()`` settles (fresh, reinforced, ended,
-    bounded by a later value, retired, with sources) and what each receipt said."""
-    receipts = [
+_Row = tuple[str, str, "datetime | None", "str | None", tuple[str, ...], int]
+_Receipt = tuple[tuple[_Row, ...], ...]  # added, reinforced, ended, retired
+ADDED, REINFORCED, ENDED, RETIRED = range(4)
+
+
+def _single_writes(
+    mem: Memvara,
+) -> tuple[list[_Receipt], list[tuple[str, str | None, list[str]]], list[object]]:
+    """One write of each kind a single ``remember()`` settles (fresh, reinforced with a
+    new source, ended, bounded by a later value, retired, superseded, and the write
+    that brings the vector backlog due): each receipt, each new claim's ``why()``
+    (closer, superseded), and what the store then holds."""
+    writes = [
         mem.remember("me", "lives_in", "Berlin", valid_from=JAN, sources=["e1"]),
-        mem.remember("me", "lives_in", "berlin", valid_from=MAR),  # the same value again
+        mem.remember("me", "lives_in", "berlin", valid_from=MAR, sources=["e2"]),  # again
         mem.remember("me", "lives_in", "Lisbon", valid_from=JUN),  # ends Berlin
         mem.remember("me", "lives_in", "Oslo", valid_from=MAR),  # bounded by Lisbon
         mem.remember("me", "works_at", "Acme", valid_from=JAN),
         mem.remember("me", "works_at", "Initech", valid_from=MAR, close="retired"),
     ]
-    return [
-        *((c.id, c.object, c.valid_to, c.sources, c.observations)
-          for r in receipts for c in (*r.added, *r.reinforced, *r.ended, *r.retired)),
-        *((c.object, c.state, c.valid_to) for c in mem.history("me", "lives_in")),
-        *((c.object, c.state) for c in mem.history("me", "works_at")),
+    (initech,) = writes[-1].added
+    writes.append(mem.supersede(initech.id, Claim("me", "works_at", "Globex"), at=JUN))
+    receipts = [
+        tuple(tuple((c.id, c.object, c.valid_to, c.invalidated_by, c.sources, c.observations)
+                    for c in part)
+              for part in (w.added, w.reinforced, w.ended, w.retired))
+        for w in writes
     ]
+    whys: list[tuple[str, str | None, list[str]]] = []
+    for claim_id in sorted({c.id for w in writes for c in w.added}):
+        why = mem.why(claim_id)
+        assert why is not None
+        whys.append((claim_id, why.closed_by.id if why.closed_by else None,
+                     [c.id for c in why.superseded]))
+    store, now = mem.store, TimeQuery(known_at=10**18, valid_at=None)
+    assert isinstance(store, SQLiteStore)
+    held: list[object] = [
+        [[c.id for c in store.claims_citing(e, Scope(), now)] for e in ("e1", "e2")],
+        mem.stats(),  # "embeddings" counts the vectors stored
+        store._meta("vectors_claims"),  # the rows at or below it all have theirs
+        mem.search("where does me live", k=3),  # embeds and indexes what waits first
+    ]
+    return receipts, whys, held
 
 
 def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
@@ -232,21 +258,57 @@ def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
 ) -> None:
     # SQLiteStore takes a single write in one call (write_claim); a store without it is
     # driven through slot_claims, insert_claims, end_claims and retire_claims, to the
-    # same rows and the same receipts.
-    from memvara.store.sqlite import SQLiteStore
+    # same rows, receipts and provenance.
+    import memvara._writes
+    monkeypatch.setattr(memvara._writes, "EMBED_BATCH", 5)  # the fifth write embeds five
     fast = _single_writes(Memvara(clock=clock))
-    berlin = fast[0]
-    assert berlin[1:] == ("Berlin", None, ("e1",), 1)
-    assert fast[1] == (berlin[0], "Berlin", None, ("e1",), 2)  # reinforced, not added
-    assert [row[1:3] for row in fast[2:9]] == [
-        ("Lisbon", None), ("Berlin", JUN),  # Lisbon ends Berlin
-        ("Oslo", JUN), ("Berlin", MAR),  # Oslo, told late, ends where Lisbon starts
-        ("Acme", None), ("Initech", None), ("Acme", None),  # Initech retires Acme
-    ]
-    assert fast[9:] == [("Berlin", "ended", MAR), ("Lisbon", "live", None),
-                        ("Oslo", "ended", JUN), ("Acme", "retired"), ("Initech", "live")]
+    receipts, whys, held = fast
+    (berlin,) = receipts[0][ADDED]
+    assert berlin[1:] == ("Berlin", None, None, ("e1",), 1)
+    assert receipts[1] == ((), ((berlin[0], "Berlin", None, None, ("e1", "e2"), 2),), (), ())
+    assert receipts[2][ENDED][0][1:3] == ("Berlin", JUN)
+    assert [(c[1], c[2]) for part in receipts[3] for c in part] == [
+        ("Oslo", JUN), ("Berlin", MAR)]  # Oslo, told late, ends where Lisbon starts
+    ((acme, *_),), ((initech, *_),) = receipts[4][ADDED], receipts[5][ADDED]
+    assert receipts[5][RETIRED] == ((acme, "Acme", None, initech, (), 1),)
+    ((globex, *_),) = receipts[6][ADDED]
+    assert receipts[6][ENDED] == ((initech, "Initech", JUN, None, (), 1),)
+    assert (acme, initech, []) in whys and (initech, globex, [acme]) in whys
+    citing, stats, watermark, _ = held
+    assert citing == [[berlin[0]], [berlin[0]]]  # each source indexed once, on Berlin
+    assert isinstance(stats, dict) and stats["embeddings"] == 5 and watermark == "5"
+    assert held[3]  # the search found the live value
     monkeypatch.delattr(SQLiteStore, "write_claim")
     assert _single_writes(Memvara(clock=Clock(NOW))) == fast
+
+
+def test_a_slot_is_settled_in_the_order_its_values_start(mem: Memvara) -> None:
+    # Written in one order, starting in the other: the earlier-starting value is the one
+    # a new observation reinforces, and closures come back in start order.
+    june = mem.remember("me", "likes", "tea", valid_from=JUN).added[0]
+    spring = mem.remember("me", "likes", "tea", valid_from=JAN, valid_to=MAR).added[0]
+    again = mem.remember("me", "likes", "tea", valid_from=JAN + timedelta(days=1),
+                         valid_to=AUG)
+    assert [c.id for c in again.reinforced] == [spring.id] and again.added == ()
+    paris = mem.remember("me", "lives_in", "Paris", valid_from=JUN).added[0]
+    rome = mem.remember("me", "lives_in", "Rome", valid_from=JAN, valid_to=MAR).added[0]
+    oslo = mem.remember("me", "lives_in", "Oslo", valid_from=JAN + timedelta(days=1),
+                        close="retired")
+    assert [c.id for c in oslo.retired] == [rome.id, paris.id]
+    assert june.id != spring.id
+
+
+def test_a_bad_settlement_is_refused_by_the_general_path_too(
+    monkeypatch: pytest.MonkeyPatch, mem: Memvara,
+) -> None:
+    from memvara import StoreError
+    from memvara.store.base import Settlement
+    writer, store = mem._core.writer, mem._core.store
+    claim = writer.build("me", "likes", "tea", mem.default_scope, writer.now())
+    with pytest.raises(StoreError, match="no claim to insert or to reinforce"):
+        with store.transaction():
+            writer._write_generally(claim, "me", None, lambda found: Settlement(None, None, (), ()))
+    assert mem.count() == 0
 
 
 def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> None:

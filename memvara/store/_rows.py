@@ -47,8 +47,9 @@ Row = Sequence[Any]
 
 @functools.lru_cache(maxsize=4096)
 def scope_of(tenant: str, user: str, agent: str, session: str) -> Scope:
-    """The ``Scope`` for stored level values (``''`` is unset; the rest were checked
-    when written)."""
+    """The ``Scope`` for stored level values (``''`` is unset). They were checked when
+    written and are not checked again: a level edited into the file by hand is read as
+    it stands."""
     return assemble_scope(tenant or None, user or None, agent or None, session or None)
 
 

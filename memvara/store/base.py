@@ -47,7 +47,9 @@ import numpy.typing as npt
 from .._model import STATES, Claim, Episode, Scope, TimeQuery
 from ..schema import PredicateSpec
 
-__all__ = ["STATES", "RankFields", "Settlement", "Store", "SweepWindow", "TimeQuery"]
+__all__ = [
+    "NO_SETTLEMENT", "STATES", "RankFields", "Settlement", "Store", "SweepWindow", "TimeQuery",
+]
 
 
 class RankFields(NamedTuple):
@@ -66,6 +68,10 @@ class RankFields(NamedTuple):
     confidence: float
     observations: int
     salience: float
+
+
+NO_SETTLEMENT = "settle() named no claim to insert or to reinforce"
+"""The ``StoreError`` message for a ``Settlement`` that names neither."""
 
 
 class Settlement(NamedTuple):
@@ -133,14 +139,23 @@ class Store(Protocol):
     scopes at once, per scope, empty slots left out; ``insert_claim_ids``, which is
     ``insert_claims`` returning only the new ids (the writer then sets each on the claim
     it built, rather than receive a copy); and ``write_claim(claim, subject_key, vector,
-    settle)``, one claim's whole write inside the writer's transaction: read its slot at
-    the claim's exact scope (still-believed claims ending after its ``valid_from``,
-    ordered as ``slot_claims`` orders them), call ``settle`` with them for a
-    ``Settlement``, apply it, and return ``(added, reinforced, ended, retired)``, the
-    claims as ``insert_claims``, ``reinforce_claim``, ``end_claims`` and
-    ``retire_claims`` would have returned them (``None`` for the one not written). The
-    claim to insert is one the writer built for this write: the store may set its id
-    on it in place (``memvara._model.set_new_claim_id``).
+    settle)``, one claim's whole write inside the writer's transaction, which must do
+    what these general methods would:
+
+    1. Read the slot ``(subject_key, claim.predicate)`` at ``claim.scope`` exactly: the
+       still-believed claims whose valid time ends after ``claim.valid_from``, in
+       ``slot_claims``' order (by ``valid_from``, then insertion).
+    2. Call ``settle(found)`` before writing anything; let what it raises propagate.
+    3. Apply the ``Settlement``. To reinforce: ``reinforce_claim(reinforce.id,
+       claim.sources, claim.recorded_at in microseconds)`` (``vector`` is not used). To
+       insert: ``insert_claims([insert], vector, [subject_key])`` (``vector`` is a
+       ``(1, dim)`` array or ``None``), then ``end_claims`` and ``retire_claims`` with
+       the new claim's id as ``by``. A settlement that names neither raises
+       ``StoreError(NO_SETTLEMENT)``.
+    4. Return ``(added, reinforced, ended, retired)``, the claims those methods return
+       (``None`` for the one not written). The claim to insert was built for this
+       write: the store may set its id on it in place
+       (``memvara._model.set_new_claim_id``).
     """
 
     @property

@@ -58,7 +58,7 @@ from ._rows import (
 )
 from ._nearest import nearest_admitted
 from ._vectors import VectorFile, dot, read_header
-from .base import RankFields, Settlement, SweepWindow
+from .base import NO_SETTLEMENT, RankFields, Settlement, SweepWindow
 
 __all__ = ["SQLiteStore"]
 
@@ -82,7 +82,9 @@ _END_SQL = (
 _RETIRE_SQL = (
     "UPDATE claims SET invalidated_at = ?, invalidated_by = ? WHERE rowid = ? AND id = ?"
 )
+"""Withdraw belief in a claim, naming the claim that took its place (or none)."""
 _LINK_SOURCE_SQL = "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)"
+"""Index one of a claim's sources, for ``claims_citing`` (a link held already is kept)."""
 _WAITING_FOR_VECTORS = (
     "rowid > (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'vectors_claims')"
     " AND vec_slot IS NULL"
@@ -985,7 +987,7 @@ class SQLiteStore:
             new, old, ends, retires = settle(found)
             if new is None:
                 if old is None:
-                    raise StoreError("settle() named no claim to insert or to reinforce")
+                    raise StoreError(NO_SETTLEMENT)
                 return None, self.reinforce_claim(
                     old.id, claim.sources, to_micros(claim.recorded_at, "recorded_at")), [], []
             rowid = max(int(last), int(indexed)) + 1
@@ -1067,10 +1069,7 @@ class SQLiteStore:
                 raise StoreError(f"claim {claim_id!r} vanished during the write")
             rowid, old, storage, observed = row
             merged = list(dict.fromkeys([*(json.loads(old) if old else []), *sources]))
-            conn.executemany(
-                "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
-                [(s, rowid) for s in sources],
-            )
+            conn.executemany(_LINK_SOURCE_SQL, [(s, rowid) for s in sources])
             strength = reinforced_storage(storage, retrievability(storage, max(0, at - observed)))
             return self._updated(conn.execute(
                 "UPDATE claims SET observations = observations + 1, sources = ?,"
@@ -1181,10 +1180,7 @@ class SQLiteStore:
             (observations, storage, observed_at,
              json.dumps(sources, ensure_ascii=False) if sources else None, rowid),
         )
-        conn.executemany(
-            "INSERT OR IGNORE INTO claim_sources (source, claim_rowid) VALUES (?, ?)",
-            [(source, rowid) for source in sources],
-        )
+        conn.executemany(_LINK_SOURCE_SQL, [(source, rowid) for source in sources])
         conn.executemany(
             "UPDATE claims SET invalidated_at = max(?, recorded_at), invalidated_by = ?"
             " WHERE rowid = ? AND id = ?",
