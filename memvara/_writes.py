@@ -27,7 +27,7 @@ from ._reconcile import Plan, plan_write
 from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
 from .embed import Embedder, HashingEmbedder
 from .schema import PredicateRegistry
-from .store.base import NO_SETTLEMENT, Settlement, Store
+from .store.base import NO_SETTLEMENT, Settlement, Store, Written
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
 
@@ -67,8 +67,7 @@ class Writer:
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
         self._aliases: dict[tuple[str | None, str | None], Mapping[str, str]] = {}
         write_claim = getattr(store, "write_claim", None)
-        self._write_claim: Callable[..., tuple[
-            Claim | None, Claim | None, list[Claim], list[Claim]]] | None = (
+        self._write_claim: Callable[..., Written] | None = (
             write_claim if callable(write_claim) else None)
         """The store's one-call single write, if it offers one (see ``Store``)."""
         self._alias_owners: set[tuple[str | None, str | None]] | None = None
@@ -382,7 +381,7 @@ class Writer:
         key: str,
         rows: npt.NDArray[np.float32] | None,
         settle: Callable[[list[Claim]], Settlement],
-    ) -> tuple[Claim | None, Claim | None, list[Claim], list[Claim]]:
+    ) -> Written:
         """``Store.write_claim`` through the protocol's general methods."""
         slot = (key, claim.predicate)
         found = self._store.slot_claims(

@@ -49,6 +49,7 @@ from ..schema import PredicateSpec
 
 __all__ = [
     "NO_SETTLEMENT", "STATES", "RankFields", "Settlement", "Store", "SweepWindow", "TimeQuery",
+    "Written",
 ]
 
 
@@ -89,6 +90,11 @@ class Settlement(NamedTuple):
     reinforce: Claim | None
     end: Sequence[tuple[Claim, int, int]]
     retire: Sequence[tuple[Claim, int]]
+
+
+Written = tuple[Claim | None, Claim | None, list[Claim], list[Claim]]
+"""What ``write_claim`` did: ``(added, reinforced, ended, retired)``, ``None`` for the
+one of the first two not written."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,7 @@ from ._rows import (
 )
 from ._nearest import nearest_admitted
 from ._vectors import VectorFile, dot, read_header
-from .base import NO_SETTLEMENT, RankFields, Settlement, SweepWindow
+from .base import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = ["SQLiteStore"]
 
@@ -963,7 +963,7 @@ class SQLiteStore:
         subject_key: str,
         vector: npt.NDArray[np.float32] | None,
         settle: Callable[[list[Claim]], Settlement],
-    ) -> tuple[Claim | None, Claim | None, list[Claim], list[Claim]]:
+    ) -> Written:
         """One claim's whole write; see ``Store`` (an optional fast path).
 
         The statements are the general path's (``slot_claims``, ``insert_claims``,
