@@ -70,6 +70,10 @@ class Writer:
         self._write_claim: Callable[..., Written] | None = (
             write_claim if callable(write_claim) else None)
         """The store's one-call single write, if it offers one (see ``Store``)."""
+        insert_ids = getattr(store, "insert_claim_ids", None)
+        self._insert_ids: Callable[..., list[str]] | None = (
+            insert_ids if callable(insert_ids) else None)
+        """The store's insert that returns bare ids, if it offers one (see ``Store``)."""
         self._alias_owners: set[tuple[str | None, str | None]] | None = None
         """Who has learned aliases, read once: with thousands of users and none of them
         aliased, a write asks the store nothing (a per-owner cache missed on every write
@@ -302,7 +306,7 @@ class Writer:
             {scope: set(slots) - repeated[scope] for scope, slots in slots_of.items()},
             min(to_micros(claim.valid_from, "valid_from") for claim in claims),
         )
-        batch: list[tuple[int, str, Plan | None]] = []  # alone in their slot: one insert for all
+        batch: list[tuple[int, str, Settlement | None]] = []  # one insert for all
         one_by_one: list[int] = []
         for scope, indices in by_scope.items():
             twice, held = repeated[scope], existing[scope]
@@ -313,8 +317,8 @@ class Writer:
                 found = held.get(slot, _EMPTY_SLOT)
                 current = [c for c in found if c.id not in skip_ids] if skip_ids else found
                 # An empty slot needs no plan: the claim is inserted as it is.
-                plan = self._plan(claims[i], current, close) if current else None
-                batch.append((i, slot[0], plan))
+                settled = self._settle(claims[i], current, close) if current else None
+                batch.append((i, slot[0], settled))
         self._commit_plans(claims, vectors, batch, outcome)
         for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
             self._apply_one(claims, i, vectors, close, outcome, skip_ids)
@@ -359,12 +363,7 @@ class Writer:
 
         def settle(found: list[Claim]) -> Settlement:
             current = [c for c in found if c.id not in skip_ids] if skip_ids else found
-            if not current:  # alone in its slot: inserted as it is, with no plan
-                return Settlement(claim, None, (), ())
-            plan = self._plan(claim, current, close)
-            if plan.reinforce is not None:
-                return Settlement(None, plan.reinforce, (), ())
-            return Settlement(_bounded(claim, plan.valid_to), None, plan.end, plan.retire)
+            return self._settle(claim, current, close)
 
         write = self._write_claim if self._write_claim is not None else self._write_generally
         added, reinforced, ended, retired = write(claim, key, rows, settle)
@@ -400,6 +399,16 @@ class Writer:
             self._store.retire_claims([(c, at, stored.id) for c, at in retires]),
         )
 
+    def _settle(self, claim: Claim, current: Sequence[Claim], close: str) -> Settlement:
+        """What ``claim`` does to the believed ``current`` claims of its slot: inserted
+        as it is when there are none, else as its plan says."""
+        if not current:  # alone in its slot: no plan
+            return Settlement(claim, None, (), ())
+        plan = self._plan(claim, current, close)
+        if plan.reinforce is not None:
+            return Settlement(None, plan.reinforce, (), ())
+        return Settlement(_bounded(claim, plan.valid_to), None, plan.end, plan.retire)
+
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         """How ``claim`` settles against the slot's ``existing`` claims (never empty: a
         claim alone in its slot is inserted as it is, with no plan)."""
@@ -415,26 +424,29 @@ class Writer:
         self,
         claims: Sequence[Claim],
         vectors: npt.NDArray[np.float32] | None,
-        batch: Sequence[tuple[int, str, Plan | None]],
+        batch: Sequence[tuple[int, str, Settlement | None]],
         outcome: _Outcome,
     ) -> None:
-        """Apply each ``(claim index, subject key, plan)`` (a ``None`` plan: insert the
+        """Apply each ``(claim index, subject key, settlement)`` (``None``: insert the
         claim as it is): reinforcements one by one, the new claims in one insert, then
         the closures they cause."""
-        for i, _, plan in batch:
-            if plan is not None and plan.reinforce is not None:
-                outcome.reinforced.append(self._reinforce(plan.reinforce, claims[i]))
-        inserts = [(i, key, plan) for i, key, plan in batch
-                   if plan is None or plan.reinforce is None]
+        inserts: list[tuple[int, str, Claim, Settlement | None]] = []
+        for i, key, settled in batch:
+            if settled is None:
+                inserts.append((i, key, claims[i], None))
+            elif settled.insert is not None:
+                inserts.append((i, key, settled.insert, settled))
+            else:
+                assert settled.reinforce is not None  # noqa: S101 - ``_settle`` names one
+                outcome.reinforced.append(self._reinforce(settled.reinforce, claims[i]))
         if not inserts:
             return
-        new = [claims[i] if plan is None else _bounded(claims[i], plan.valid_to)
-               for i, _, plan in inserts]
-        rows = None if vectors is None else vectors[[i for i, _, _ in inserts]]
-        stored = self._insert(new, rows, [key for _, key, _ in inserts])
+        rows = None if vectors is None else vectors[[i for i, _, _, _ in inserts]]
+        stored = self._insert([new for _, _, new, _ in inserts], rows,
+                              [key for _, key, _, _ in inserts])
         outcome.added.extend(stored)
-        self._close([(claim, plan) for claim, (_, _, plan) in zip(stored, inserts)
-                     if plan is not None], outcome)
+        self._close([(claim, settled) for claim, (_, _, _, settled) in zip(stored, inserts)
+                     if settled is not None], outcome)
 
     def _reinforce(self, old: Claim, claim: Claim) -> Claim:
         """Count ``claim`` as another observation of the believed ``old``."""
@@ -445,18 +457,17 @@ class Writer:
         self, new: list[Claim], rows: npt.NDArray[np.float32] | None, keys: list[str]
     ) -> list[Claim]:
         """Insert claims built for this write; each as stored, with its id."""
-        insert_ids = getattr(self._store, "insert_claim_ids", None)
-        if callable(insert_ids):  # the claims were built for this write: no copies
-            ids: list[str] = insert_ids(new, rows, keys)
+        if self._insert_ids is not None:  # the claims were built for this write: no copies
+            ids = self._insert_ids(new, rows, keys)
             return [set_new_claim_id(claim, cid) for claim, cid in zip(new, ids)]
         return self._store.insert_claims(new, rows, keys)
 
-    def _close(self, settled: Sequence[tuple[Claim, Plan]], outcome: _Outcome) -> None:
-        """End and retire what each stored claim's plan closes, dated by the plan and
-        naming the claim that closed it."""
+    def _close(self, settled: Sequence[tuple[Claim, Settlement]], outcome: _Outcome) -> None:
+        """End and retire what each stored claim's settlement closes, naming the claim
+        that closed it."""
         ends = [(old, valid_to, at, claim.id)
-                for claim, plan in settled for old, valid_to, at in plan.end]
-        retires = [(old, at, claim.id) for claim, plan in settled for old, at in plan.retire]
+                for claim, done in settled for old, valid_to, at in done.end]
+        retires = [(old, at, claim.id) for claim, done in settled for old, at in done.retire]
         outcome.ended.extend(self._store.end_claims(ends))
         outcome.retired.extend(self._store.retire_claims(retires))
 
