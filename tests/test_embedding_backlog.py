@@ -19,6 +19,7 @@ from memvara._writes import EMBED_BATCH
 from memvara.store._migrations import SCHEMA_VERSION
 
 from .conftest import Clock, embed_all
+from .schema_history import SCHEMA_4_INDEXES
 
 
 def _store(mem: Memvara) -> SQLiteStore:
@@ -182,6 +183,7 @@ def test_a_schema_3_store_finds_its_waiting_claims_after_migrating(tmp_path: Pat
         waiting = [mem.remember(f"w{i}", "likes", f"thing {i}").added[0] for i in range(2)]
     conn = sqlite3.connect(path)
     try:  # the file as schema 3 left it
+        conn.executescript(SCHEMA_4_INDEXES)
         conn.execute("CREATE INDEX claims_unembedded ON claims (rowid) WHERE vec_slot IS NULL")
         conn.execute("DELETE FROM store_meta WHERE key = 'vectors_claims'")
         conn.execute("PRAGMA user_version = 3")
@@ -190,7 +192,7 @@ def test_a_schema_3_store_finds_its_waiting_claims_after_migrating(tmp_path: Pat
         conn.close()
     with Memvara(path, llm=NullLLM()) as mem:
         store = _store(mem)
-        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 4
+        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 5
         assert ("claims_unembedded",) not in store._query(
             "SELECT name FROM sqlite_master WHERE type = 'index'")
         assert _watermark(mem) == EMBED_BATCH
