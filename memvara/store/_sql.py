@@ -16,6 +16,7 @@ from .._model import STATES, Scope, TimeQuery
 
 __all__ = [
     "SCOPE_COLUMNS",
+    "deepest_level",
     "effective_closer",
     "effective_end",
     "effective_end_known",
@@ -56,6 +57,12 @@ def scope_exact(scope: Scope, alias: str = "") -> Fragment:
     return " AND ".join(parts), [value or "" for value in scope.values()]
 
 
+def deepest_level(scope: Scope) -> int:
+    """The index in ``SCOPE_COLUMNS`` of the deepest level ``scope`` sets; -1 at the
+    root. ``scope_subtree`` holds the levels down to it equal."""
+    return max((i for i, v in enumerate(scope.values()) if v is not None), default=-1)
+
+
 def scope_subtree(scope: Scope, alias: str = "") -> Fragment:
     """``scope`` and every narrower scope beneath it: what a purge removes.
 
@@ -64,7 +71,7 @@ def scope_subtree(scope: Scope, alias: str = "") -> Fragment:
     sessions with them. The root scope's subtree is the whole store.
     """
     values = scope.values()
-    deepest = max((i for i, v in enumerate(values) if v is not None), default=-1)
+    deepest = deepest_level(scope)
     parts = [f"{alias}{SCOPE_COLUMNS[i]} = ?" for i in range(deepest + 1)]
     params: list[object] = [values[i] or "" for i in range(deepest + 1)]
     return (" AND ".join(parts) or "1"), params

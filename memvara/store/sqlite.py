@@ -222,8 +222,7 @@ def _sweep_fixed(scope: Scope) -> int:
     """How many leading ``_SWEEP_KEY_COLUMNS`` a sweep of ``scope``'s subtree holds
     equal: ``scope_subtree`` fixes the levels from the tenant down to the deepest one
     set, which is a prefix of the index only once the user is among them."""
-    values = scope.values()
-    deepest = max((i for i, v in enumerate(values) if v is not None), default=-1)
+    deepest = _sql.deepest_level(scope)
     return deepest + 1 if deepest >= 1 else 0
 
 
