@@ -24,7 +24,7 @@ def test_write_grow_read_zero(tmp_path: Path, in_file: bool) -> None:
     assert vf.dim is None and vf.capacity == 0
     assert vf.read([0, 1]).shape == (2, 0)
     vf.write([0, 1], rows(2))
-    vf.write([200], rows(1, start=100.0))  # past the first capacity: grows by doubling
+    vf.write([200], rows(1, start=100.0))  # past the first capacity: grows
     assert vf.dim == 4 and vf.capacity >= 201
     np.testing.assert_array_equal(vf.read([0, 1]), rows(2))
     np.testing.assert_array_equal(vf.read([200]), rows(1, start=100.0))
@@ -35,6 +35,33 @@ def test_write_grow_read_zero(tmp_path: Path, in_file: bool) -> None:
     vf.zero([])
     vf.flush()
     vf.close()
+
+
+def test_a_file_grows_by_an_eighth_so_its_size_stays_near_what_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "v.vecs"
+    vf = VectorFile(str(path), None)
+    held, sizes = 0, []
+    for batch in (1, 1, 100, 5, 1_000, 3, 3_000, 7):  # writes of many sizes, in slot order
+        vf.write(list(range(held, held + batch)), rows(batch))
+        held += batch
+        sizes.append(path.stat().st_size)
+        slots = (sizes[-1] - 64) // (4 * 4)  # a 64-byte header, then 4-d float32 rows
+        assert slots == vf.capacity >= held
+        assert slots <= max(64, held + held // 8 + 1)  # never twice what it holds
+    assert sizes == sorted(sizes) and len(set(sizes)) > 4  # it grew, a step at a time
+    np.testing.assert_array_equal(vf.read([held - 1]), rows(7)[-1:])
+    vf.close()
+
+
+def test_rows_in_memory_grow_by_doubling() -> None:
+    vf = VectorFile(None, None)
+    vf.write([0], rows(1))
+    assert vf.capacity == 64
+    vf.write([64], rows(1))
+    assert vf.capacity == 128
+    vf.write([1000], rows(1))
+    assert vf.capacity == 1024
+    np.testing.assert_array_equal(vf.read([0, 64, 1000]), np.vstack([rows(1)] * 3))
 
 
 def test_a_second_mapping_sees_growth_by_another_writer(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 Vectors live here and only here (never also as BLOBs in SQLite), one slot per claim or
 episode; the database row holds the slot number. The file is a 64-byte header (magic,
-width) followed by ``capacity`` rows; it grows by doubling and never shrinks. Erasure
-zeroes a slot's bytes and the slot is reused.
+width) followed by ``capacity`` rows; it grows by an eighth at a time (``_GROWTH``) and
+never shrinks. Erasure zeroes a slot's bytes and the slot is reused.
 
 Growing maps a new, larger view; a reader still holding the old view keeps reading valid
 memory, so readers never take a lock here. A ``path`` of ``None`` keeps the rows in
@@ -55,6 +55,12 @@ of the top 50), 5% held 99.8% (95%); see docs/INTERNALS.md for the lexical embed
 _MAGIC = b"MVVECS01"
 _HEADER = 64
 _MIN_CAPACITY = 64
+_GROWTH = 8
+"""A file grows by ``1/_GROWTH`` of its capacity (or to what a write needs, if more), so
+its apparent size stays within an eighth of what its rows use: doubling left a file up
+to twice their size, and a file's size is what a copy or a backup takes. Growing a file
+only extends it and maps it again; the rows in process memory are copied on each
+growth, so they double instead."""
 _FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 Matrix = npt.NDArray[np.float32]
@@ -208,21 +214,23 @@ class VectorFile:
     def _ensure(self, needed: int) -> None:
         if needed <= self.capacity:
             return
-        if self._path is not None:
-            on_disk = self._file_capacity()  # another process may have grown it
-            if needed <= on_disk:
-                self._map(on_disk)
-                return
-        capacity = max(_MIN_CAPACITY, self.capacity)
-        while capacity < needed:
-            capacity *= 2
-        if self._path is not None:
-            assert self._dim is not None  # noqa: S101 - internal invariant
-            try:
-                with open(self._path, "r+b") as handle:
-                    handle.truncate(_HEADER + capacity * self._dim * 4)
-            except OSError as exc:
-                raise _os_error(self._path, "grow", exc) from exc
+        if self._path is None:  # rows in process memory are copied to grow: double them
+            capacity = max(_MIN_CAPACITY, self.capacity)
+            while capacity < needed:
+                capacity *= 2
+            self._map(capacity)
+            return
+        on_disk = self._file_capacity()  # another process may have grown it
+        if needed <= on_disk:
+            self._map(on_disk)
+            return
+        capacity = max(_MIN_CAPACITY, needed, on_disk + on_disk // _GROWTH)
+        assert self._dim is not None  # noqa: S101 - internal invariant
+        try:
+            with open(self._path, "r+b") as handle:
+                handle.truncate(_HEADER + capacity * self._dim * 4)
+        except OSError as exc:
+            raise _os_error(self._path, "grow", exc) from exc
         self._map(capacity)
 
     def write(self, slots: Sequence[int], vectors: Matrix) -> None:
