@@ -7,6 +7,8 @@ written keep their key until ``backfill_entities()`` re-files them, stamping eac
 
 from __future__ import annotations
 
+import sqlite3
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -91,6 +93,23 @@ def test_backfill_is_a_dry_run_unless_asked_and_stamps_what_it_changes(mem: Memv
     receipt = mem.remember("Robert Smith", "works_at", "Globex", valid_from=AUG, recorded_at=AUG)
     assert [c.id for c in receipt.ended] == [old.id]  # now one slot
     assert mem.backfill_entities(dry_run=False) == []  # idempotent
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Connection.setlimit is new in 3.11")
+def test_a_backfill_of_many_aliases_binds_within_sqlites_limit(mem: Memvara) -> None:
+    # SQLite builds default to 32,766 bound values a statement (this one allows more):
+    # a lower limit stands in for a mapping of thousands of aliases.
+    store = mem._core.store
+    assert isinstance(store, SQLiteStore)
+    set_limit = getattr(store._writer, "setlimit")  # noqa: B009 - typed for Python 3.10
+    set_limit(getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER"), 2_100)  # noqa: B009
+    olds = [mem.remember(f"Nick {i}", "works_at", "Acme").added[0] for i in (499, 0, 450)]
+    for i in range(500):  # learned after the writes, so those claims wait for a backfill
+        mem.alias_entity(f"nick {i}", f"person {i}")
+    changed = mem.backfill_entities(dry_run=False)
+    assert [c.id for c in changed] == [olds[1].id, olds[2].id, olds[0].id]  # mapping order
+    assert [mem.history(f"person {i}", "works_at")[0].id for i in (499, 0, 450)] == [
+        c.id for c in olds]
 
 
 class _Resolver(FakeLLM):

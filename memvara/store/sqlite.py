@@ -116,6 +116,8 @@ were 116 commits and 335 distinct pages, 4,000 pages are 464 commits and 1,003 d
 pages. So per write, a quarter of the syncs and three quarters of the copying, for a
 larger pause once every few hundred writes."""
 
+_REKEY_CHUNK = 400
+"""Aliases re-filed by one statement in ``rekey_subjects`` (2,003 bound values)."""
 _ROWID_OF_ID = "CAST(substr(?2, 2, instr(?2, '-') - 2) AS INTEGER)"
 """The rowid in claim id ``?2`` (``c<rowid>-<digest>``); 0, no row, for anything else."""
 _SWEEP_KEY_COLUMNS = ("s_user", "s_tenant", "s_agent", "s_session", "subject_key", "predicate")
@@ -1733,28 +1735,31 @@ class SQLiteStore:
     ) -> list[Claim]:
         """Re-file claims under learned entities; see ``Store.rekey_subjects``.
 
-        One statement for the whole mapping, so the owner's entries in ``claims_slot``
-        are walked once: since schema 5 the index is led by the scope, and a subject key
-        without its agent and session is no prefix of it. The claims come back in the
-        mapping's order, then by rowid.
+        One statement for each ``_REKEY_CHUNK`` aliases of the mapping, so the owner's
+        entries in ``claims_slot`` are walked once a chunk: since schema 5 the index is
+        led by the scope, and a subject key without its agent and session is no prefix
+        of it. A chunk binds five values an alias, within SQLite's default limit on
+        bound values (32,766). The claims come back in the mapping's order, then by rowid.
         """
         if not mapping:
             return []
         olds = list(mapping)
-        case = "CASE subject_key " + " ".join(["WHEN ? THEN ?"] * len(olds)) + " END"
-        pairs = [value for old in olds for value in (old, mapping[old])]
         rows: list[Any] = []
         try:
             with self.transaction(), self._writing() as conn:
-                rows = conn.execute(
-                    f"UPDATE claims SET subject_key = {case}, meta = json_set("
-                    "coalesce(meta, '{}'), '$.entity_backfill',"
-                    f" json_object('from', subject_key, 'to', {case}, 'at', ?))"
-                    f" WHERE s_user = ? AND s_tenant = ? AND subject_key IN"
-                    f" ({','.join('?' * len(olds))}) RETURNING {CLAIM_COLUMNS},"
-                    " json_extract(meta, '$.entity_backfill.from')",
-                    (*pairs, *pairs, at, owner.user or "", owner.tenant or "", *olds),
-                ).fetchall()
+                for start in range(0, len(olds), _REKEY_CHUNK):
+                    chunk = olds[start : start + _REKEY_CHUNK]
+                    case = f"CASE subject_key {' '.join(['WHEN ? THEN ?'] * len(chunk))} END"
+                    pairs = [value for old in chunk for value in (old, mapping[old])]
+                    rows.extend(conn.execute(
+                        f"UPDATE claims SET subject_key = {case}, meta = json_set("
+                        "coalesce(meta, '{}'), '$.entity_backfill',"
+                        f" json_object('from', subject_key, 'to', {case}, 'at', ?))"
+                        f" WHERE s_user = ? AND s_tenant = ? AND subject_key IN"
+                        f" ({','.join('?' * len(chunk))}) RETURNING {CLAIM_COLUMNS},"
+                        " json_extract(meta, '$.entity_backfill.from')",
+                        (*pairs, *pairs, at, owner.user or "", owner.tenant or "", *chunk),
+                    ).fetchall())
                 if dry_run:
                     raise _DryRun
         except _DryRun:
