@@ -55,7 +55,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from memvara import Claim, Memvara, NullLLM  # noqa: E402
-from memvara._model import Scope, TimeQuery  # noqa: E402
+from memvara._domain.model import Scope, TimeQuery  # noqa: E402
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 CHAIN = ("reports_to", "works_at", "located_in")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import typing
 
-from ._async import AsyncMemvara, AsyncScopedMemvara
-from ._entities import entity_key
+from ._facade.aio import AsyncMemvara, AsyncScopedMemvara
+from ._domain.entities import entity_key
 from ._errors import (
     BackgroundWriteError,
     ClaimNotFoundError,
@@ -27,8 +27,8 @@ from ._errors import (
     StoreError,
     StoreLockedError,
 )
-from ._facade import Memvara, ScopedMemvara
-from ._model import (
+from ._facade.memvara import Memvara, ScopedMemvara
+from ._domain.model import (
     MEMORY_TYPES,
     STATES,
     Claim,

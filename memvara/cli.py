@@ -10,10 +10,10 @@ from datetime import datetime, timezone
 from typing import TextIO
 
 from . import __version__
-from ._facade import Memvara
+from ._facade.memvara import Memvara
 from .llm import NullLLM
-from ._model import Claim
-from .store.sqlite import SQLiteStore
+from ._domain.model import Claim
+from .store.sqlite.store import SQLiteStore
 
 __all__ = ["main", "run_demo"]
 

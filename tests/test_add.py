@@ -255,7 +255,7 @@ def test_an_episode_without_a_timestamp_is_said_now(quiet_mem: Memvara) -> None:
 def test_near_duplicates_are_caught_across_processes_and_many_scopes(
     db_path: str, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memvara._ingest as ingest
+    import memvara._write.ingest as ingest
 
     monkeypatch.setattr(ingest, "RECENT_SCOPES", 1)  # every new scope evicts the last
     with Memvara(db_path, clock=clock, llm=FakeLLM()) as mem:

@@ -1,10 +1,10 @@
-"""The answer type a query asks for, and turns that carry it (``memvara._answer_types``)."""
+"""The answer type a query asks for, and turns that carry it (``memvara._read.answer_types``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memvara._answer_types import asks_time, says_time
+from memvara._read.answer_types import asks_time, says_time
 
 
 @pytest.mark.parametrize("query", [

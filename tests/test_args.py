@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memvara import InvalidArgumentError, Scope
-from memvara._args import UNSET, Unset, resolve_scope, resolve_states, resolve_time
-from memvara._time import to_micros
+from memvara._domain.args import UNSET, Unset, resolve_scope, resolve_states, resolve_time
+from memvara._domain.time import to_micros
 
 from .conftest import JAN, JUN
 

@@ -28,8 +28,8 @@ from memvara import (
     SQLiteStore,
     WriteReceipt,
 )
-from memvara._async import _AsyncAPI
-from memvara._facade import _MemoryAPI
+from memvara._facade.aio import _AsyncAPI
+from memvara._facade.memvara import _MemoryAPI
 from memvara.store import STATES
 
 from .conftest import Clock

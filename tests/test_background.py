@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import memvara._background as background_module
+import memvara._write.background as background_module
 from memvara import (
     AsyncMemvara,
     BackgroundWriteError,
@@ -32,7 +32,7 @@ from memvara import (
     SQLiteStore,
     WriteReceipt,
 )
-from memvara._background import QUEUE_SIZE, Background
+from memvara._write.background import QUEUE_SIZE, Background
 from memvara.store import STATES
 
 from .conftest import NOW, Clock

@@ -93,7 +93,7 @@ def test_the_telemetry_control_has_no_emission_points_and_still_runs(tmp_path: P
     telemetry_cost = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(telemetry_cost)
     assert telemetry_cost.build_control(tmp_path) >= 6
-    control = (tmp_path / "memvara" / "_ingest.py").read_text()
+    control = (tmp_path / "memvara" / "_write" / "ingest.py").read_text()
     assert ".record(" not in control  # every emission is gone
     assert telemetry_cost.run(tmp_path, 30) > 0
     result = subprocess.run(

@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pytest
 
 from memvara import Claim, Episode, HashingEmbedder, Memvara, NullLLM, PredicateSpec, SQLiteStore
-from memvara._writes import EMBED_BATCH
+from memvara._write.writer import EMBED_BATCH
 from memvara.schema import Cardinality, Volatility
 from memvara.store import STATES
 

@@ -24,8 +24,8 @@ from memvara import (
     SQLiteStore,
     StorageFullError,
 )
-from memvara import _consolidate
-from memvara._consolidate import (
+from memvara._write import consolidate as _consolidate
+from memvara._write.consolidate import (
     FLOOR,
     PROMOTE_AFTER,
     SPACING_GAIN,

@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 from memvara import Memvara, SQLiteStore
-from memvara._writes import EMBED_BATCH
+from memvara._write.writer import EMBED_BATCH
 from memvara.store import STATES
 
 pytestmark = pytest.mark.skipif(

@@ -132,7 +132,7 @@ def test_it_is_an_embedder_with_the_inner_width() -> None:
 
 
 def test_search_weighs_a_cached_embedder_as_it_would_the_inner_one(clock: Clock) -> None:
-    from memvara._retrieve import LEXICAL_VECTOR_WEIGHT
+    from memvara._read.retrieve import LEXICAL_VECTOR_WEIGHT
 
     assert CachingEmbedder(HashingEmbedder()).lexical is True
     assert CachingEmbedder(Counting()).lexical is False  # says nothing: not lexical

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from memvara import Claim, HashingEmbedder, Memvara, NullLLM, SQLiteStore
-from memvara._writes import EMBED_BATCH
-from memvara.store._migrations import SCHEMA_VERSION
+from memvara._write.writer import EMBED_BATCH
+from memvara.store.sqlite._migrations import SCHEMA_VERSION
 
 from .conftest import Clock, embed_all
 from .schema_history import SCHEMA_4_INDEXES

@@ -72,7 +72,7 @@ def test_the_ascii_fast_path_agrees_with_the_unicode_path() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from memvara._entities import _strip_accents
+    from memvara._domain.entities import _strip_accents
 
     import unicodedata
 
@@ -84,7 +84,7 @@ def test_the_ascii_fast_path_agrees_with_the_unicode_path() -> None:
     @settings(max_examples=300, deadline=None)
     @given(st.text(alphabet=st.characters(max_codepoint=127)))
     def check(text: str) -> None:
-        from memvara._entities import _tokens
+        from memvara._domain.entities import _tokens
         assert _tokens(text) == slow(text)
 
     check()

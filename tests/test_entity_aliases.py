@@ -207,7 +207,7 @@ def test_writes_for_owners_without_aliases_ask_the_store_nothing(clock: Clock) -
 def test_a_writer_keeps_a_bounded_number_of_owners_aliases(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memvara._writes as writes
+    import memvara._write.writer as writes
 
     monkeypatch.setattr(writes, "ALIAS_OWNERS_CACHED", 2)
     for name in ("ann", "bob", "cy", "dee"):

@@ -36,7 +36,7 @@ from memvara import (
     StoreCorruptError,
     StoreLockedError,
 )
-from memvara._writes import EMBED_BATCH
+from memvara._write.writer import EMBED_BATCH
 from memvara.store import STATES
 
 T = TypeVar("T")

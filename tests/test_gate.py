@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvara._gate import drop_reason
+from memvara._write.gate import drop_reason
 
 
 @pytest.mark.parametrize(("text", "reason"), [

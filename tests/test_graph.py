@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from memvara import Claim, InvalidArgumentError, Memvara, Path, PredicateSpec
-from memvara._graph import FANOUT, MAX_DEPTH
+from memvara._read.graph import FANOUT, MAX_DEPTH
 from memvara.schema import Cardinality, Volatility
 from memvara.store.base import Store
 

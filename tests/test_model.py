@@ -59,7 +59,7 @@ def test_a_new_claim_cannot_arrive_retired(clock: Clock) -> None:
 def test_with_id_copies_every_field() -> None:
     from dataclasses import fields, replace
 
-    from memvara.store._rows import with_id
+    from memvara.store.sqlite._rows import with_id
 
     full = Claim("u", "p", "o", valid_from=JAN, valid_to=JUN, recorded_at=JAN,
                  invalidated_at=JUN, invalidated_by="c2", polarity=-1, confidence=0.5,
@@ -74,7 +74,7 @@ def test_with_id_copies_every_field() -> None:
 def test_assemble_claim_equals_the_dataclass_built_from_the_same_fields() -> None:
     from dataclasses import astuple, fields
 
-    from memvara._model import assemble_claim
+    from memvara._domain.model import assemble_claim
 
     full = Claim("u", "p", "o", valid_from=JAN, valid_to=JUN, recorded_at=JAN,
                  invalidated_at=JUN, invalidated_by="c2", polarity=-1, confidence=0.5,
@@ -89,7 +89,7 @@ def test_assemble_claim_equals_the_dataclass_built_from_the_same_fields() -> Non
 
 
 def test_assemble_scope_equals_the_dataclass_built_from_the_same_levels() -> None:
-    from memvara._model import assemble_scope
+    from memvara._domain.model import assemble_scope
 
     for levels in ((None, None, None, None), ("t", "u", "a", "s"), (None, "u", None, "s")):
         built = assemble_scope(*levels)
@@ -102,7 +102,7 @@ def test_assemble_scope_equals_the_dataclass_built_from_the_same_levels() -> Non
 def test_a_claim_id_is_its_rowid_and_a_digest_of_what_it_says() -> None:
     import hashlib
 
-    from memvara.store._rows import claim_rowid, new_claim_id
+    from memvara.store.sqlite._rows import claim_rowid, new_claim_id
 
     parts = ("t", "u", "", "", "User", "user", "lives_in", "Berlin", -1, 1_700_000, 1_700_001)
     digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=4).hexdigest()

@@ -1,4 +1,4 @@
-"""The calendar dates a search query names (``memvara._query_dates``)."""
+"""The calendar dates a search query names (``memvara._read.query_dates``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from memvara._query_dates import named_spans
-from memvara._time import to_micros
+from memvara._read.query_dates import named_spans
+from memvara._domain.time import to_micros
 
 
 def _at(text: str) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from memvara import Claim
-from memvara._reconcile import plan_write
-from memvara._time import to_micros
+from memvara._write.reconcile import plan_write
+from memvara._domain.time import to_micros
 from memvara.schema import Cardinality
 
 from .conftest import AUG, JAN, JUN, MAR

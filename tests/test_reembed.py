@@ -20,7 +20,7 @@ from memvara import (
     NullLLM,
     SQLiteStore,
 )
-from memvara._reembed import REEMBED_BATCH, fingerprint
+from memvara._write.reembed import REEMBED_BATCH, fingerprint
 
 from .conftest import Clock, embed_all
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memvara import Claim, Memvara, Scope
-from memvara.store._rows import INSERT_SQL, SHARED_MIN_ROWS, insert_statement
+from memvara.store.sqlite._rows import INSERT_SQL, SHARED_MIN_ROWS, insert_statement
 
 from .conftest import JAN, JUN, NOW, Clock
 

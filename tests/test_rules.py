@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvara._rules import extract
+from memvara._write.rules import extract
 
 
 def _read(text: str) -> list[tuple[str, str, int]]:

@@ -6,8 +6,8 @@ import unicodedata
 
 import pytest
 
-from memvara import _scripts
-from memvara._scripts import SCRIPTS, letter_script, script_of
+from memvara._write import scripts as _scripts
+from memvara._write.scripts import SCRIPTS, letter_script, script_of
 
 
 @pytest.mark.parametrize(

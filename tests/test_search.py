@@ -15,14 +15,14 @@ import pytest
 from memvara import (
     STATES, Claim, Episode, HashingEmbedder, InvalidArgumentError, Memvara, SQLiteStore,
 )
-from memvara._model import TimeQuery
-from memvara import _retrieve as retrieve
-from memvara._retrieve import (
+from memvara._domain.model import TimeQuery
+from memvara._read import retrieve
+from memvara._read.retrieve import (
     ANSWER_TYPE_WEIGHT, DATE_WEIGHT, SPEAKER_WEIGHT, TERM_COVERAGE_WEIGHT, TURN_LENGTH_PRIOR,
 )
-from memvara._time import to_micros
-from memvara.store._fts import match_any
-from memvara.store._rows import claim_rowid
+from memvara._domain.time import to_micros
+from memvara.store.sqlite._fts import match_any
+from memvara.store.sqlite._rows import claim_rowid
 
 from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM, embed_all
 
@@ -194,7 +194,7 @@ def test_a_long_query_keeps_its_first_32_content_words(mem: Memvara) -> None:
 
 def test_the_vector_rankings_weight_follows_the_embedder(clock: Clock) -> None:
     from memvara import HashingEmbedder
-    from memvara._retrieve import LEXICAL_VECTOR_WEIGHT, SEMANTIC_VECTOR_WEIGHT
+    from memvara._read.retrieve import LEXICAL_VECTOR_WEIGHT, SEMANTIC_VECTOR_WEIGHT
 
     class Semantic:
         """Stands in for a semantic embedder: not lexical, so its ranking counts."""
@@ -237,7 +237,7 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     # (then the whole list is asked for, so ties are settled by content, not storage).
     # Where the text list holds k, no vector is searched: the text candidates' own
     # cosines order their ties (claim_similarities).
-    from memvara import _retrieve
+    from memvara._read import retrieve as _retrieve
 
     for i in range(30):
         mem.remember(f"user_{i}", "likes", f"green tea number {i}")

@@ -19,11 +19,11 @@ import numpy.typing as npt
 import pytest
 
 from memvara import STATES, Claim, Memvara, SQLiteStore
-from memvara._model import Scope, TimeQuery
-from memvara._retrieve import _ordered, _tiebreak
-from memvara.store import _bm25, _nearest, _signs, _sparse, _vectors
-from memvara.store._fts import match_any
-from memvara.store._vectors import VectorFile
+from memvara._domain.model import Scope, TimeQuery
+from memvara._read.retrieve import _ordered, _tiebreak
+from memvara.store.sqlite import _bm25, _nearest, _signs, _sparse, _vectors
+from memvara.store.sqlite._fts import match_any
+from memvara.store.sqlite._vectors import VectorFile
 
 from .conftest import Clock
 

@@ -8,7 +8,7 @@ import pytest
 
 from memvara import Scope
 from memvara.store import STATES, TimeQuery
-from memvara.store import _sql
+from memvara.store.sqlite import _sql
 
 
 def test_scope_visible_inherits_and_fails_closed() -> None:

@@ -24,9 +24,10 @@ from memvara import (
     StoreError,
     StoreLockedError,
 )
-from memvara._model import TimeQuery
-from memvara.store._migrations import APPLICATION_ID, SCHEMA_VERSION
-from memvara.store.sqlite import CHECKPOINT_PAGES, _translate
+from memvara._domain.model import TimeQuery
+from memvara.store.sqlite._migrations import APPLICATION_ID, SCHEMA_VERSION
+from memvara.store.sqlite import CHECKPOINT_PAGES
+from memvara.store.sqlite.store import _translate
 
 from .conftest import JAN, NOW, Clock, embed_all
 from .schema_history import SCHEMA_4_INDEXES
@@ -710,7 +711,7 @@ def test_a_claim_without_a_vector_below_the_watermark_is_reported(mem: Memvara) 
 def test_write_side_reads_check_content_not_just_its_hash(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memvara.store.sqlite as backend
+    import memvara.store.sqlite.store as backend
 
     mem.add("I live in Berlin")
     store = mem.store

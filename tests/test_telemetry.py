@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from memvara._scripts import SCRIPTS
+from memvara._write.scripts import SCRIPTS
 from memvara.telemetry import SERIES, MemoryRecorder, Recorder
 
 

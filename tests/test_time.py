@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memvara import InvalidTimeError
-from memvara._time import from_micros, to_micros
+from memvara._domain.time import from_micros, to_micros
 
 
 def test_round_trip_through_microseconds_is_exact() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import memvara.store.sqlite as sqlite_module
+import memvara.store.sqlite.store as sqlite_module
 from memvara import (
     Claim,
     Memvara,
@@ -35,9 +35,9 @@ from memvara import (
     StoreLockedError,
 )
 from memvara.store import STATES
-from memvara.store._migrations import SCHEMA_VERSION
-from memvara.store._rows import claim_rowid
-from memvara.store._vectors import VectorFile
+from memvara.store.sqlite._migrations import SCHEMA_VERSION
+from memvara.store.sqlite._rows import claim_rowid
+from memvara.store.sqlite._vectors import VectorFile
 
 REPO = Path(__file__).resolve().parents[1]
 CALLS = 300

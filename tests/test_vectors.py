@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memvara import DimensionMismatchError, StoreCorruptError, StoreError
-from memvara.store._vectors import VectorFile
+from memvara.store.sqlite._vectors import VectorFile
 
 
 def rows(n: int, dim: int = 4, start: float = 1.0) -> np.ndarray:
@@ -161,7 +161,7 @@ def test_a_sidecar_that_cannot_grow_is_a_memvara_error(
 ) -> None:
     import builtins
 
-    import memvara.store._vectors as vectors
+    import memvara.store.sqlite._vectors as vectors
 
     sidecar = VectorFile(str(tmp_path / "v.vecs"), 4)
     sidecar.write([0], np.ones((1, 4), dtype=np.float32))

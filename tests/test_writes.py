@@ -259,8 +259,8 @@ def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
     # SQLiteStore takes a single write in one call (write_claim); a store without it is
     # driven through slot_claims, insert_claims, end_claims and retire_claims, to the
     # same rows, receipts and provenance.
-    import memvara._writes
-    monkeypatch.setattr(memvara._writes, "EMBED_BATCH", 5)  # the fifth write embeds five
+    import memvara._write.writer
+    monkeypatch.setattr(memvara._write.writer, "EMBED_BATCH", 5)  # the fifth write embeds five
     fast = _single_writes(Memvara(clock=clock))
     receipts, whys, held = fast
     (berlin,) = receipts[0][ADDED]

@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
-from .._model import Claim, Episode
+from .._domain.model import Claim, Episode
 from ..schema import Cardinality, PredicateSpec, Volatility
 from ._errors import DegradedExtractionWarning, LLMError
 

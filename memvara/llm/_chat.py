@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .._errors import InvalidArgumentError
-from .._model import Claim, Episode
+from .._domain.model import Claim, Episode
 from ..schema import PredicateSpec, normalize_predicate
 from . import _prompts, _shape
 

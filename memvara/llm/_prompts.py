@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .._model import Episode
+from .._domain.model import Episode
 from .._errors import InvalidTimeError
-from .._time import from_micros, to_micros
+from .._domain.time import from_micros, to_micros
 from ..schema import BUILTIN_PREDICATES
 
 __all__ = [

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 from .._errors import InvalidArgumentError
-from .._model import MEMORY_TYPES, Claim, Episode
+from .._domain.model import MEMORY_TYPES, Claim, Episode
 from ..schema import Cardinality, PredicateSpec, Volatility, normalize_predicate
 
 __all__ = [

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .._model import STATES, TimeQuery
+from .._domain.model import STATES, TimeQuery
 from .base import RankFields, Store
-from .sqlite import SQLiteStore
+from .sqlite.store import SQLiteStore
 
 __all__ = ["RankFields", "SQLiteStore", "STATES", "Store", "TimeQuery"]

@@ -44,7 +44,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from .._model import STATES, Claim, Episode, Scope, TimeQuery
+from .._domain.model import STATES, Claim, Episode, Scope, TimeQuery
 from ..schema import PredicateSpec
 
 __all__ = [
@@ -268,7 +268,7 @@ class Store(Protocol):
     def reinforce_claim(self, claim_id: str, sources: Sequence[str], at: int) -> Claim:
         """Count one more observation of a claim, made at ``at``, and merge in ``sources``.
 
-        Storage strength grows by ``memvara._consolidate.reinforced_storage`` (more for a
+        Storage strength grows by ``memvara._domain.salience.reinforced_storage`` (more for a
         claim nearly forgotten at ``at``: the spacing effect); retrieval strength resets
         to 1.0 and the last observation becomes ``at`` (kept if later already).
         """

@@ -27,17 +27,17 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ._answer_types import asks_time, says_time
-from ._model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
-from ._query_dates import named_spans
-from ._time import to_micros
-from ._writes import Writer, encode_checked
-from .embed import Embedder
-from .rerank import Reranker
-from .telemetry import Recorder
-from .schema import PredicateRegistry
-from .store._fts import match_any, query_terms
-from .store.base import RankFields, Store
+from .answer_types import asks_time, says_time
+from .._domain.model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
+from .query_dates import named_spans
+from .._domain.time import to_micros
+from .._write.writer import Writer, encode_checked
+from ..embed import Embedder
+from ..rerank import Reranker
+from ..telemetry import Recorder
+from ..schema import PredicateRegistry
+from ..store.sqlite._fts import match_any, query_terms
+from ..store.base import RankFields, Store
 
 __all__ = [
     "ANSWER_TYPE_WEIGHT", "DATE_WEIGHT", "LEXICAL_VECTOR_WEIGHT", "NEIGHBOUR_WEIGHT", "RRF_K",

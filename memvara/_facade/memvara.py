@@ -16,30 +16,30 @@ from datetime import datetime
 from types import TracebackType
 from typing import Literal, overload
 
-from . import _args
-from ._args import UNSET, ScopeArg, resolve_scope, resolve_states, resolve_time
-from ._consolidate import consolidate as consolidate_store
-from ._entities import entity_key
-from ._background import QUEUE_SIZE, Background, frozen_turns
-from ._errors import BackgroundWriteError, ClosedError, DimensionMismatchError, InvalidArgumentError
-from ._graph import MAX_DEPTH, Walker
-from ._model import Claim, Path, Provenance, Retrieved, Scope, TimeQuery, WriteReceipt
-from ._recall import EPISODE_HEADER, HISTORY_HEADER
-from ._reembed import fingerprint, reembed_store
-from ._recall import HEADER as RECALL_HEADER
-from ._recall import render as render_recall
-from ._retrieve import Retriever
-from ._time import Clock, system_clock, to_micros
-from ._ingest import Ingest
-from ._writes import Writer, encode_checked
-from .llm import LLM, DegradedExtractionWarning, NullLLM
-from .redact import Redactor
-from .rerank import Reranker
-from .telemetry import Recorder
-from .embed import Embedder, HashingEmbedder
-from .schema import BUILTIN_PREDICATES, PredicateRegistry
-from .store.base import Store
-from .store.sqlite import SQLiteStore
+from .._domain import args as _args
+from .._domain.args import UNSET, ScopeArg, resolve_scope, resolve_states, resolve_time
+from .._write.consolidate import consolidate as consolidate_store
+from .._domain.entities import entity_key
+from .._write.background import QUEUE_SIZE, Background, frozen_turns
+from .._errors import BackgroundWriteError, ClosedError, DimensionMismatchError, InvalidArgumentError
+from .._read.graph import MAX_DEPTH, Walker
+from .._domain.model import Claim, Path, Provenance, Retrieved, Scope, TimeQuery, WriteReceipt
+from .._read.recall import EPISODE_HEADER, HISTORY_HEADER
+from .._write.reembed import fingerprint, reembed_store
+from .._read.recall import HEADER as RECALL_HEADER
+from .._read.recall import render as render_recall
+from .._read.retrieve import Retriever
+from .._domain.time import Clock, system_clock, to_micros
+from .._write.ingest import Ingest
+from .._write.writer import Writer, encode_checked
+from ..llm import LLM, DegradedExtractionWarning, NullLLM
+from ..redact import Redactor
+from ..rerank import Reranker
+from ..telemetry import Recorder
+from ..embed import Embedder, HashingEmbedder
+from ..schema import BUILTIN_PREDICATES, PredicateRegistry
+from ..store.base import Store
+from ..store.sqlite.store import SQLiteStore
 
 __all__ = ["Memvara", "ScopedMemvara"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from ._model import Claim, Episode
+from .._domain.model import Claim, Episode
 
 __all__ = ["EPISODE_HEADER", "HEADER", "HISTORY_HEADER", "render"]
 

@@ -14,9 +14,9 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from .._entities import entity_key
-from .._model import Claim, Scope, assemble_claim, assemble_scope
-from .._time import from_micros, to_micros
+from ..._domain.entities import entity_key
+from ..._domain.model import Claim, Scope, assemble_claim, assemble_scope
+from ..._domain.time import from_micros, to_micros
 
 __all__ = [
     "CLAIM_COLUMNS",

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Final
 
-from ._errors import InvalidArgumentError
-from ._model import MEMORY_TYPES, STATES, Scope, TimeQuery
-from ._time import to_micros
+from .._errors import InvalidArgumentError
+from .model import MEMORY_TYPES, STATES, Scope, TimeQuery
+from .time import to_micros
 
 __all__ = [
     "UNSET",

@@ -34,8 +34,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import DimensionMismatchError, StorageFullError, StoreCorruptError, StoreError
-from . import _signs, _sparse
+from ..._errors import DimensionMismatchError, StorageFullError, StoreCorruptError, StoreError
+from . import _signs
+from . import _sparse
 
 __all__ = ["EXACT_SLOTS", "PREFILTER", "SPARSE_SLOTS", "VectorFile", "dot", "read_header"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from ._model import Claim, Path, Scope, TimeQuery
-from .store.base import Store
+from .._domain.model import Claim, Path, Scope, TimeQuery
+from ..store.base import Store
 
 __all__ = ["FANOUT", "FRONTIER", "HOP_DECAY", "MAX_DEPTH", "PATHS_PER_NODE", "Walker"]
 

@@ -11,9 +11,9 @@ import hashlib
 
 import numpy as np
 
-from ._writes import encode_checked
-from .embed import Embedder
-from .store.base import Store
+from .writer import encode_checked
+from ..embed import Embedder
+from ..store.base import Store
 
 __all__ = ["REEMBED_BATCH", "fingerprint", "reembed_store"]
 

@@ -32,9 +32,9 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import Any, TypeVar
 
-from ._errors import BackgroundWriteError, ClosedError
-from ._ingest import _turns
-from ._model import Episode
+from .._errors import BackgroundWriteError, ClosedError
+from .ingest import _turns
+from .._domain.model import Episode
 
 __all__ = ["QUEUE_SIZE", "Background", "frozen_turns"]
 

@@ -18,13 +18,13 @@ from datetime import datetime
 from types import TracebackType
 from typing import Literal, overload
 
-from ._args import UNSET, ScopeArg
-from ._errors import InvalidArgumentError
-from ._facade import Memvara, ScopedMemvara, _MemoryAPI
-from ._model import Claim, Path, Provenance, Retrieved, Scope, WriteReceipt
-from .embed import Embedder
-from .schema import PredicateRegistry
-from .store.base import Store
+from .._domain.args import UNSET, ScopeArg
+from .._errors import InvalidArgumentError
+from .memvara import Memvara, ScopedMemvara, _MemoryAPI
+from .._domain.model import Claim, Path, Provenance, Retrieved, Scope, WriteReceipt
+from ..embed import Embedder
+from ..schema import PredicateRegistry
+from ..store.base import Store
 
 __all__ = ["AsyncMemvara", "AsyncScopedMemvara"]
 

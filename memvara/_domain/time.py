@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from ._errors import InvalidTimeError
+from .._errors import InvalidTimeError
 
 __all__ = ["Clock", "from_micros", "now_micros", "optional_micros", "system_clock", "to_micros"]
 

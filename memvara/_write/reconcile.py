@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ._entities import entity_key
-from ._model import Claim
-from ._time import to_micros
-from .schema import Cardinality
+from .._domain.entities import entity_key
+from .._domain.model import Claim
+from .._domain.time import to_micros
+from ..schema import Cardinality
 
 __all__ = ["Plan", "plan_write"]
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import (
+from ..._errors import (
     ClosedError,
     DimensionMismatchError,
     NotAStoreError,
@@ -35,12 +35,13 @@ from .._errors import (
     StoreError,
     StoreLockedError,
 )
-from .._consolidate import reinforced_storage, retrievability
-from .._entities import entity_key as fold_entity
-from .._model import Claim, Episode, Scope, TimeQuery, set_new_claim_id
-from .._time import from_micros, to_micros
-from ..schema import Cardinality, PredicateSpec, Volatility
-from . import _bm25, _sql
+from ..._domain.salience import reinforced_storage, retrievability
+from ..._domain.entities import entity_key as fold_entity
+from ..._domain.model import Claim, Episode, Scope, TimeQuery, set_new_claim_id
+from ..._domain.time import from_micros, to_micros
+from ...schema import Cardinality, PredicateSpec, Volatility
+from . import _bm25
+from . import _sql
 from ._migrations import APPLICATION_ID, FOLD_FUNCTION, MIGRATIONS, SCHEMA_VERSION
 from ._rows import (
     CLAIM_COLUMNS,
@@ -58,7 +59,7 @@ from ._rows import (
 )
 from ._nearest import nearest_admitted
 from ._vectors import VectorFile, dot, read_header
-from .base import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
+from ..base import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = ["SQLiteStore"]
 

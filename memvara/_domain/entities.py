@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 
-from ._errors import InvalidArgumentError
+from .._errors import InvalidArgumentError
 
 __all__ = ["entity_key"]
 

@@ -17,17 +17,17 @@ from types import MappingProxyType
 import numpy as np
 import numpy.typing as npt
 
-from . import _args
-from ._entities import entity_key
-from ._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError, StoreError
-from ._model import (
+from .._domain import args as _args
+from .._domain.entities import entity_key
+from .._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError, StoreError
+from .._domain.model import (
     Claim, Episode, Scope, WriteReceipt, assemble_claim, assemble_receipt, set_new_claim_id,
 )
-from ._reconcile import Plan, plan_write
-from ._time import Clock, from_micros, now_micros, optional_micros, to_micros
-from .embed import Embedder, HashingEmbedder
-from .schema import PredicateRegistry
-from .store.base import NO_SETTLEMENT, Settlement, Store, Written
+from .reconcile import Plan, plan_write
+from .._domain.time import Clock, from_micros, now_micros, optional_micros, to_micros
+from ..embed import Embedder, HashingEmbedder
+from ..schema import PredicateRegistry
+from ..store.base import NO_SETTLEMENT, Settlement, Store, Written
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
 

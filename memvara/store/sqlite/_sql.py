@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .._model import STATES, Scope, TimeQuery
+from ..._domain.model import STATES, Scope, TimeQuery
 
 __all__ = [
     "SCOPE_COLUMNS",

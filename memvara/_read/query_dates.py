@@ -22,7 +22,7 @@ import re
 import unicodedata
 from datetime import datetime, timezone
 
-from ._time import to_micros
+from .._domain.time import to_micros
 
 __all__ = ["named_spans"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
-from ._errors import InvalidArgumentError
+from .._errors import InvalidArgumentError
 
 __all__ = [
     "MEMORY_TYPES",

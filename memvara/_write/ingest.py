@@ -29,18 +29,20 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from . import _args, _gate, _rules
-from ._errors import InvalidArgumentError
-from ._model import Claim, Episode, Scope, Skip, WriteReceipt
-from ._scripts import script_of
-from ._time import from_micros, to_micros
-from .llm import LLM, LLMError
-from .redact import Redactor
-from .schema import PredicateRegistry, PredicateSpec
-from .telemetry import Recorder
-from ._writes import Writer, encode_checked
-from .embed import Embedder
-from .store.base import Store
+from .._domain import args as _args
+from . import gate as _gate
+from . import rules as _rules
+from .._errors import InvalidArgumentError
+from .._domain.model import Claim, Episode, Scope, Skip, WriteReceipt
+from .scripts import script_of
+from .._domain.time import from_micros, to_micros
+from ..llm import LLM, LLMError
+from ..redact import Redactor
+from ..schema import PredicateRegistry, PredicateSpec
+from ..telemetry import Recorder
+from .writer import Writer, encode_checked
+from ..embed import Embedder
+from ..store.base import Store
 
 __all__ = ["MAX_TURN_CHARS", "NEAR_DUPLICATE", "ROLES", "Ingest"]
 
