@@ -207,9 +207,9 @@ def test_writes_for_owners_without_aliases_ask_the_store_nothing(clock: Clock) -
 def test_a_writer_keeps_a_bounded_number_of_owners_aliases(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memvara._write.writer as writes
+    import memvara._write.aliases as aliases
 
-    monkeypatch.setattr(writes, "ALIAS_OWNERS_CACHED", 2)
+    monkeypatch.setattr(aliases, "ALIAS_OWNERS_CACHED", 2)
     for name in ("ann", "bob", "cy", "dee"):
         mem.alias_entity("Bob", "Robert Smith", user=name)
         mem.remember("Robert Smith", "works_at", "Acme", user=name, valid_from=JAN, recorded_at=JAN)

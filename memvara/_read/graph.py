@@ -17,9 +17,21 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from .._domain.model import Claim, Path, Scope, TimeQuery
+from .._errors import InvalidArgumentError
+from ..schema import PredicateRegistry
 from ..store.base import Store
 
-__all__ = ["FANOUT", "FRONTIER", "HOP_DECAY", "MAX_DEPTH", "PATHS_PER_NODE", "Walker"]
+__all__ = [
+    "FANOUT",
+    "FRONTIER",
+    "HOP_DECAY",
+    "MAX_DEPTH",
+    "PATHS_PER_NODE",
+    "Walker",
+    "neighborhood",
+    "paths_between",
+    "walkable",
+]
 
 MAX_DEPTH = 6
 """The deepest walk accepted: past six hops nearly everything connects to everything."""
@@ -205,3 +217,65 @@ class Walker:
                             seen.add(joined.identity)
                             paths.append(_to_path(joined))
         return sorted(paths, key=_rank_key)
+
+
+def walkable(registry: PredicateRegistry, store: Store, predicates: object) -> list[str]:
+    """Canonical names for a walk's relation filter: each one registered, or used by
+    some stored claim (a relation nobody ever wrote is a typo, not an empty walk)."""
+    if isinstance(predicates, str) or not isinstance(predicates, Iterable):
+        raise InvalidArgumentError("predicates", "expected a list of predicate names")
+    names: list[str] = []
+    unknown: list[str] = []
+    for item in predicates:
+        try:
+            name = registry.canonical(item)
+        except InvalidArgumentError:
+            name = ""
+        if name and (registry.is_known(name) or store.predicate_in_use(name)):
+            names.append(name)
+        else:
+            unknown.append(repr(item)[:40])
+    if not names or unknown:
+        raise InvalidArgumentError(
+            "predicates", f"expected known predicate names; unknown: {unknown or 'none given'}"
+        )
+    return names
+
+
+def _walker(
+    store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery,
+    predicates: Iterable[str] | None,
+) -> Walker:
+    """A walker pinned to ``tq``, with the owner's aliases and the relations to walk."""
+    names = None if predicates is None else walkable(registry, store, predicates)
+    return Walker(store, scope, tq, store.aliases(Scope(scope.tenant, scope.user)), names)
+
+
+def neighborhood(
+    store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery, start_key: str,
+    *, depth: int, min_hops: int, predicates: Iterable[str] | None, floor: float, k: int,
+) -> list[Path]:
+    """The best ``k`` paths scoring at least ``floor`` out of the entity ``start_key``
+    names, of ``min_hops`` to ``depth`` hops, in one snapshot."""
+    walker = _walker(store, registry, scope, tq, predicates)
+    with store.snapshot():
+        paths = walker.neighborhood(walker.node(start_key), depth, min_hops)
+    return [p for p in paths if p.score >= floor][:k]
+
+
+def paths_between(
+    store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery,
+    source: tuple[str, str], target: tuple[str, str],
+    *, depth: int, predicates: Iterable[str] | None, floor: float, k: int,
+) -> list[Path]:
+    """The best ``k`` chains scoring at least ``floor`` joining ``source`` and
+    ``target`` (each a ``(label, folded key)``), in one snapshot. Two names of one
+    entity are joined by one path with no claims."""
+    walker = _walker(store, registry, scope, tq, predicates)
+    start, end = walker.node(source[1]), walker.node(target[1])
+    if start == end:
+        same = Path((), (start,), (source[0],), (), 1.0)
+        return [same] if same.score >= floor else []
+    with store.snapshot():
+        paths = walker.paths_between(start, end, depth)
+    return [p for p in paths if p.score >= floor][:k]

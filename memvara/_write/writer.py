@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +27,7 @@ from .._domain.time import Clock, from_micros, now_micros, optional_micros, to_m
 from ..embed import Embedder, HashingEmbedder
 from ..schema import PredicateRegistry
 from ..store.base import NO_SETTLEMENT, Settlement, Store, Written
+from .aliases import Aliases
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
 
@@ -35,9 +35,6 @@ EMBED_BATCH = 256
 """Claims written in smaller batches wait for their vectors until this many do."""
 
 _NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
-ALIAS_OWNERS_CACHED = 4096
-"""Owners whose learned aliases a writer keeps in memory at once."""
-_NO_ALIASES: Mapping[str, str] = MappingProxyType({})
 
 
 def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
@@ -65,7 +62,8 @@ class Writer:
         self._embedder = embedder
         self._clock = clock
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
-        self._aliases: dict[tuple[str | None, str | None], Mapping[str, str]] = {}
+        self.names = Aliases(store)
+        """The owners' learned aliases, which every write files its subject through."""
         write_claim = getattr(store, "write_claim", None)
         self._write_claim: Callable[..., Written] | None = (
             write_claim if callable(write_claim) else None)
@@ -74,53 +72,19 @@ class Writer:
         self._insert_ids: Callable[..., list[str]] | None = (
             insert_ids if callable(insert_ids) else None)
         """The store's insert that returns bare ids, if it offers one (see ``Store``)."""
-        self._alias_owners: set[tuple[str | None, str | None]] | None = None
-        """Who has learned aliases, read once: with thousands of users and none of them
-        aliased, a write asks the store nothing (a per-owner cache missed on every write
-        once the users outnumbered it)."""
 
     # -- learned entity aliases ---------------------------------------------------------
     def aliases(self, scope: Scope) -> Mapping[str, str]:
-        """The aliases learned for ``scope``'s owner (its tenant and user), cached.
-
-        A process sees aliases learned by another process after it reopens the store.
-        """
-        owner = (scope.tenant, scope.user)
-        found = self._aliases.get(owner)
-        if found is None:
-            if self._alias_owners is None:
-                self._alias_owners = self._store.alias_owners()
-            if owner not in self._alias_owners:
-                return _NO_ALIASES
-            if len(self._aliases) >= ALIAS_OWNERS_CACHED:
-                self._aliases.clear()
-            found = self._aliases[owner] = self._store.aliases(Scope(*owner))
-        return found
+        """The aliases learned for ``scope``'s owner (see ``Aliases.of``)."""
+        return self.names.of(scope)
 
     def learn_alias(self, scope: Scope, surface: str, entity: str, via: str) -> tuple[str, str]:
         """Make ``surface`` a name of ``entity`` for ``scope``'s owner; the two keys."""
-        owner = Scope(scope.tenant, scope.user)
-        aliases = self.aliases(owner)
-        alias_key = entity_key(_args.check_text(surface, "surface"))
-        target = entity_key(_args.check_text(entity, "entity"))
-        target = aliases.get(target, target)  # an alias of an alias names the same entity
-        if alias_key == target:
-            raise InvalidArgumentError("surface", f"{surface!r} already names {entity!r}")
-        self._store.learn_alias(owner, alias_key, target, self.now(), via)
-        for old, new in list(aliases.items()):  # whatever pointed at the alias follows it
-            if new == alias_key:
-                self._store.learn_alias(owner, old, target, self.now(), via)
-        self._aliases.pop((owner.tenant, owner.user), None)
-        owners = self._alias_owners
-        assert owners is not None  # noqa: S101 - ``self.aliases(owner)`` above read them
-        owners.add((owner.tenant, owner.user))
-        return alias_key, target
+        return self.names.learn(scope, surface, entity, self.now(), via)
 
     def key_of(self, scope: Scope, surface: str) -> str:
-        """``surface``'s entity key for ``scope``'s owner: its fold, through any alias."""
-        key = entity_key(surface)
-        aliases = self.aliases(scope)
-        return aliases.get(key, key) if aliases else key
+        """``surface``'s entity key for ``scope``'s owner (see ``Aliases.key_of``)."""
+        return self.names.key_of(scope, surface)
 
     def embed_missing(self) -> int:
         """Embed every claim still waiting for its vector, in one batched encode (run

@@ -1,0 +1,201 @@
+"""What one open memory owns (``Core``), how it is opened (``open_core``), and the base of
+every handle on it (``Handle``: a core and a default scope)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from .._domain.args import ScopeArg, resolve_scope
+from .._domain import args as _args
+from .._domain.model import Scope
+from .._domain.time import Clock, system_clock
+from .._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
+from .._read.retrieve import Retriever
+from .._write.aliases import Aliases
+from .._write.background import QUEUE_SIZE, Background
+from .._write.ingest import Ingest
+from .._write.reembed import fingerprint, reembed_store
+from .._write.writer import Writer, encode_checked
+from ..embed import Embedder, HashingEmbedder
+from ..llm import LLM, DegradedExtractionWarning, NullLLM
+from ..redact import Redactor
+from ..rerank import Reranker
+from ..schema import BUILTIN_PREDICATES, PredicateRegistry
+from ..store.base import Store
+from ..store.sqlite import SQLiteStore
+from ..telemetry import Recorder
+
+__all__ = ["Core", "Handle", "check_embedder", "open_core"]
+
+
+class Core:
+    """What one open memory owns: the store, schema, embedder, model, clock and services."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: PredicateRegistry,
+        embedder: Embedder,
+        clock: Clock,
+        llm: LLM,
+        redactor: Redactor | None,
+        recorder: Recorder | None,
+        resolve_entities: bool = False,
+        vector_weight: float | None = None,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
+        queue_size: int = QUEUE_SIZE,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.embedder = embedder
+        self.clock = clock
+        self.llm = llm
+        self.recorder = recorder
+        self.writer = Writer(store, registry, embedder, clock)
+        self.aliases: Aliases = self.writer.names
+        self.retriever = Retriever(
+            store, embedder, registry, self.writer, vector_weight,
+            reranker=reranker, rerank_top_n=rerank_top_n, recorder=recorder,
+        )
+        self.ingest = Ingest(
+            self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
+            resolve_entities=resolve_entities,
+        )
+        self.background = Background(queue_size)  # add(wait=False); no thread until used
+        self.closed = False
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Encode with ``embedder`` from now on (after ``reembed()`` swapped the vectors)."""
+        self.embedder = embedder
+        self.writer._embedder = embedder
+        self.retriever._embedder = embedder
+        self.ingest.use_embedder(embedder)
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise ClosedError("this Memvara is closed; open a new one to keep using the store")
+
+
+class Handle:
+    """A core and the default scope calls on it use."""
+
+    _core: Core
+    _scope: Scope
+
+    @property
+    def default_scope(self) -> Scope:
+        """The scope calls use when no ``tenant=/user=/agent=/session=`` is passed."""
+        return self._scope
+
+    def _at(self, tenant: ScopeArg, user: ScopeArg, agent: ScopeArg, session: ScopeArg) -> Scope:
+        self._core.check_open()
+        return resolve_scope(self._scope, tenant, user, agent, session)
+
+
+def open_core(
+    path: str | os.PathLike[str],
+    store: Store | None,
+    embedder: Embedder | None,
+    registry: PredicateRegistry | None,
+    llm: LLM | None,
+    telemetry: Recorder | None,
+    redactor: Redactor | None,
+    resolve_entities: bool,
+    vector_weight: float | None,
+    read_reranker: Reranker | None,
+    read_rerank_top_n: int,
+    clock: Clock | None,
+    queue_size: int,
+    reembed: bool,
+) -> Core:
+    """Check ``Memvara()``'s arguments, open (or take) the store, reconcile it with the
+    embedder and the schema, and build the core; a store opened here is closed again if
+    any of that fails."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {path!r:.60}")
+    if store is not None and os.fspath(path) != ":memory:":
+        raise InvalidArgumentError("store", "pass a path or a store, not both")
+    if clock is not None and not callable(clock):
+        raise InvalidArgumentError("clock", "expected a zero-argument callable returning a datetime")
+    if registry is not None and not isinstance(registry, PredicateRegistry):
+        raise InvalidArgumentError("registry", "expected a PredicateRegistry")
+    embedder = HashingEmbedder() if embedder is None else embedder
+    check_embedder(embedder)
+    if llm is None:
+        llm = NullLLM()
+        warnings.warn(
+            "Memvara has no model (llm=None): add() will keep every turn, but only the"
+            " first-person statements its rules read become claims; the rest are counted"
+            " as receipt.unextracted. Pass llm=AnthropicLLM() or OpenAILLM() to read"
+            " prose, or llm=NullLLM() to say that rules and remember() are enough.",
+            DegradedExtractionWarning,
+            stacklevel=3,  # the caller of Memvara()
+        )
+    if not isinstance(llm, LLM):
+        raise InvalidArgumentError("llm", "expected an object with .extract() and .classify_predicate()")
+    if telemetry is not None and not isinstance(telemetry, Recorder):
+        raise InvalidArgumentError("telemetry", "expected an object with .record(name, value, **tags)")
+    if redactor is not None and not isinstance(redactor, Redactor):
+        raise InvalidArgumentError("redactor", "expected an object with .redact(text)")
+    if not isinstance(resolve_entities, bool):
+        raise InvalidArgumentError("resolve_entities", "expected True or False")
+    if read_reranker is not None and not isinstance(read_reranker, Reranker):
+        raise InvalidArgumentError("read_reranker", "expected an object with .rerank(query, texts)")
+    if isinstance(read_rerank_top_n, bool) or not isinstance(read_rerank_top_n, int) \
+            or not 1 <= read_rerank_top_n <= 1000:
+        raise InvalidArgumentError("read_rerank_top_n", f"expected an int from 1 to 1000, got {read_rerank_top_n!r:.40}")
+    _args.check_int(queue_size, "queue_size", 1, 1_000_000)
+    if vector_weight is not None and (
+        isinstance(vector_weight, bool) or not isinstance(vector_weight, (int, float))
+        or not 0.0 <= vector_weight <= 10.0
+    ):
+        raise InvalidArgumentError("vector_weight", f"expected a number from 0 to 10, got {vector_weight!r:.40}")
+    if resolve_entities and not callable(getattr(llm, "resolve_entity", None)):
+        raise InvalidArgumentError(
+            "resolve_entities", "the llm has no resolve_entity(surface, candidates) method"
+        )
+    registry = PredicateRegistry() if registry is None else registry
+    store = SQLiteStore(path) if store is None else store
+    try:
+        if not isinstance(reembed, bool):
+            raise InvalidArgumentError("reembed", f"expected True or False, got {reembed!r:.40}")
+        if reembed and store.embedder_label != fingerprint(embedder):
+            reembed_store(store, embedder)
+        if store.dim is not None and store.dim != embedder.dim:
+            raise DimensionMismatchError(
+                f"the store holds {store.dim}-d vectors but the embedder makes"
+                f" {embedder.dim}-d ones; use an embedder of the store's width"
+            )
+        _sync_schema(store, registry)
+    except BaseException:
+        store.close()
+        raise
+    return Core(
+        store, registry, embedder, clock or system_clock, llm, redactor, telemetry,
+        resolve_entities, None if vector_weight is None else float(vector_weight),
+        read_reranker, read_rerank_top_n, queue_size,
+    )
+
+
+def check_embedder(embedder: object) -> None:
+    """Refuse a non-embedder, and run a broken one once on a probe, so it fails at the
+    call that hands it over rather than in the middle of a write."""
+    if not isinstance(embedder, Embedder):
+        raise InvalidArgumentError("embedder", "expected an object with .dim and .encode(texts)")
+    encode_checked(embedder, ["memvara"])
+
+
+def _sync_schema(store: Store, registry: PredicateRegistry) -> None:
+    """Load specs earlier processes persisted; persist the ones this registry declares."""
+    persisted = store.load_predicates()
+    for spec in persisted:
+        if not registry.is_known(spec.name):
+            try:
+                registry.register(spec)
+            except InvalidArgumentError:  # an alias this registry gives another predicate
+                continue
+    seeds = set(BUILTIN_PREDICATES)
+    known = set(persisted)
+    store.save_predicates([s for s in registry if s not in seeds and s not in known])
