@@ -1,8 +1,10 @@
 """``AsyncMemvara``: every method of the sync API, as a coroutine on a worker thread.
 
 The parity tests read the sync classes, so a method added to ``Memvara`` without an
-async wrapper -- or a wrapper whose parameters drift from it -- fails here. Coroutines
-run under ``asyncio.run``.
+async wrapper -- or a wrapper whose parameters drift from it -- fails here. The typed
+test is checked by ``mypy --strict``: ``assert_type`` fails it if a derived coroutine's
+arguments or result degrade to ``Any``, and so does each ``type: ignore`` on a wrong
+call, which would then be unused. Coroutines run under ``asyncio.run``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import inspect
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,6 +27,7 @@ from memvara import (
     Memvara,
     NullLLM,
     PredicateSpec,
+    Retrieved,
     ScopedMemvara,
     SQLiteStore,
     WriteReceipt,
@@ -33,6 +37,12 @@ from memvara._facade.memvara import _MemoryAPI
 from memvara.store import STATES
 
 from .conftest import Clock
+
+if TYPE_CHECKING:
+    from typing_extensions import assert_type
+else:
+    def assert_type(value: object, _type: object) -> object:
+        return value
 
 WAIT = 10.0  # seconds: only ever reached when something hangs
 
@@ -87,6 +97,26 @@ def test_the_shared_sync_api_is_covered_by_the_shared_async_one() -> None:
     assert missing == set()
 
 
+@pytest.mark.parametrize(("sync", "wrapper"), [(Memvara, AsyncMemvara),
+                                               (ScopedMemvara, AsyncScopedMemvara)])
+def test_the_coroutines_are_derived_from_the_sync_methods(sync: type, wrapper: type) -> None:
+    """Signature (annotations included) and docstring come from the sync method, not a
+    copy; only the hand-written ``scope`` differs (its return annotation, its doc)."""
+    for name in public_methods(sync):
+        if name in NOT_COROUTINES:
+            continue
+        ours, theirs = getattr(wrapper, name), getattr(sync, name)
+        assert ours.__doc__.startswith("Coroutine: the synchronous"), name
+        assert ours.__doc__.endswith(inspect.cleandoc(theirs.__doc__)), name
+        assert inspect.signature(ours) == inspect.signature(theirs), name
+        assert inspect.unwrap(ours) is inspect.unwrap(theirs), name
+        assert ours.__module__ == "memvara._facade.aio", name
+        owner = next(c for c in wrapper.__mro__ if name in vars(c))
+        assert ours.__qualname__ == f"{owner.__qualname__}.{name}", name
+    instance: Any = object.__new__(wrapper)  # bound access, without a store
+    assert inspect.ismethod(instance.search) and inspect.iscoroutinefunction(instance.search)
+
+
 def test_each_wrapper_passes_every_argument_through_on_a_worker_thread(
     clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,7 +150,7 @@ def test_each_wrapper_passes_every_argument_through_on_a_worker_thread(
                 else:
                     kwargs["extra_meta"] = marker
             result = await getattr(amem, name)(*args, **kwargs)
-            assert result == (None if signature.return_annotation == "None" else f"result of {name}")
+            assert result == f"result of {name}", name  # passed back as it came
             bound, thread = calls[name]
             expected = signature.bind(mem, *args, **kwargs)
             assert bound.arguments == expected.arguments, name
@@ -160,6 +190,34 @@ def test_the_async_api_works_end_to_end(db_path: str, clock: Clock) -> None:
             assert await mem.count(states=STATES) == 2
         with pytest.raises(ClosedError):
             await mem.count()
+
+    asyncio.run(main())
+
+
+def test_the_derived_coroutines_keep_their_types(db_path: str, clock: Clock) -> None:
+    """Checked by mypy more than by running: see the module docstring."""
+    async def main() -> None:
+        amem = AsyncMemvara(Memvara(db_path, clock=clock, llm=NullLLM(), user="alice"))
+        receipt = assert_type(await amem.remember("user", "lives_in", "Berlin"), WriteReceipt)
+        assert len(receipt.added) == 1
+        hits = assert_type(await amem.search("where?", k=3), list[Retrieved])
+        assert [h.text for h in hits] == ["user lives in Berlin"]
+        claim = assert_type(await amem.get(receipt.added[0].id), "Claim | None")
+        assert claim is not None and claim.object == "Berlin"
+        assert assert_type(await amem.count(), int) == 1
+        assert assert_type(await amem.add("hello there"), WriteReceipt).added == ()
+        queued = assert_type(await amem.add("bye", wait=False), "asyncio.Future[WriteReceipt]")
+        await queued
+        scoped = assert_type(amem.scope(user="bob"), AsyncScopedMemvara)
+        assert assert_type(await scoped.search("x"), list[Retrieved]) == []
+        assert assert_type(await amem.reembed(), int) >= 1
+        with pytest.raises(InvalidArgumentError):
+            await amem.search(42)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            await amem.count(nope=1)  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            await scoped.why()  # type: ignore[call-arg]
+        assert_type(await amem.close(), None)
 
     asyncio.run(main())
 

@@ -2,31 +2,98 @@
 
 A thread-pool wrapper, not an async rewrite: every method runs the synchronous one with
 ``asyncio.to_thread``. SQLite has no async driver worth the name, and the work is CPU
-and disk, not network. Each method is written out with its full signature (no
-``__getattr__``), so a type checker checks callers; ``tests/test_async.py`` fails when
-the sync API gains a method this module does not wrap.
+and disk, not network.
 
-``scope()`` is the one method that is not a coroutine: it binds four strings and touches
-no store. It returns an ``AsyncScopedMemvara``, one handle per request in a server.
+The coroutines are derived from the sync methods, not copied: ``search =
+_ToThread(_SYNC.search)`` is a coroutine method with the sync one's parameters and
+result type (a ``ParamSpec``, so a type checker checks callers and infers results), its
+runtime signature and its docstring (``functools.wraps``). No ``__getattr__``: each name
+is spelled once here, and ``tests/test_async.py`` fails when the sync API gains a method
+this module does not wrap.
+
+Written by hand, because they cannot be derived: ``add`` (its overloads on ``wait``, and
+an ``asyncio.Future`` in place of the ``concurrent.futures.Future`` of ``wait=False``);
+``scope()``, the one method that is not a coroutine (it binds four strings and touches no
+store, and returns an ``AsyncScopedMemvara``, one handle per request in a server); the
+properties, constructors and ``async with``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import functools
+import inspect
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
 from datetime import datetime
-from types import TracebackType
-from typing import Literal, overload
+from types import MethodType, TracebackType
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 from .._domain.args import UNSET, ScopeArg
+from .._domain.model import Scope, WriteReceipt
 from .._errors import InvalidArgumentError
-from .memvara import Memvara, ScopedMemvara, _MemoryAPI
-from .._domain.model import Claim, Path, Provenance, Retrieved, Scope, WriteReceipt
 from ..embed import Embedder
 from ..schema import PredicateRegistry
 from ..store.base import Store
+from .memvara import Memvara, ScopedMemvara, _MemoryAPI
 
 __all__ = ["AsyncMemvara", "AsyncScopedMemvara"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_T = TypeVar("_T")
+
+
+def _unbound(cls: type[_T]) -> _T:
+    """``cls`` itself, typed as an instance of it: ``_unbound(C).m`` is the plain function
+    ``C.m`` at run time and, to a type checker, ``m`` with ``self`` bound. A
+    ``Callable[Concatenate[Any, P], R]`` parameter would say the same without the cast,
+    but mypy rejects it for a method with a named ``self`` and ``**kwargs``
+    (``remember``)."""
+    return cast(_T, cls)
+
+
+_SYNC = _unbound(_MemoryAPI)
+
+
+def _doc(method: Callable[..., object], note: str) -> str:
+    """The sync method's docstring, under a note on how the async twin differs."""
+    return f"{note}\n\n{inspect.cleandoc(method.__doc__ or '')}"
+
+
+class _ToThread(Generic[_P, _R]):
+    """A coroutine method derived from a sync one: same parameters, same result type,
+    run on a worker thread. It calls the method of the same name on ``self._sync``, so
+    ``Memvara`` overrides (and instance attributes) are what run."""
+
+    def __init__(self, method: Callable[_P, _R]) -> None:
+        name = method.__name__
+
+        @functools.wraps(method)
+        async def run(self: _AsyncAPI, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            call: Callable[_P, _R] = getattr(self._sync, name)
+            return await asyncio.to_thread(call, *args, **kwargs)
+
+        run.__doc__ = _doc(method, f"Coroutine: the synchronous ``{name}()``, run on a "
+                                   "worker thread (``asyncio.to_thread``).")
+        self._run = run
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._run.__module__ = owner.__module__
+        self._run.__qualname__ = f"{owner.__qualname__}.{name}"
+
+    @overload
+    def __get__(
+        self, obj: None, owner: type | None = None
+    ) -> Callable[Concatenate[_AsyncAPI, _P], Coroutine[Any, Any, _R]]: ...
+
+    @overload
+    def __get__(
+        self, obj: _AsyncAPI, owner: type | None = None
+    ) -> Callable[_P, Coroutine[Any, Any, _R]]: ...
+
+    def __get__(self, obj: _AsyncAPI | None, owner: type | None = None) -> Callable[..., Any]:
+        return self._run if obj is None else MethodType(self._run, obj)
 
 
 class _AsyncAPI:
@@ -56,481 +123,69 @@ class _AsyncAPI:
     # -- writes ---------------------------------------------------------------------
     @overload
     async def add(
-        self,
-        messages: object,
-        *,
-        role: str = ...,
-        ts: datetime | None = ...,
-        wait: Literal[True] = ...,
-        tenant: ScopeArg = ...,
-        user: ScopeArg = ...,
-        agent: ScopeArg = ...,
-        session: ScopeArg = ...,
+        self, messages: object, *, role: str = ..., ts: datetime | None = ...,
+        wait: Literal[True] = ..., tenant: ScopeArg = ..., user: ScopeArg = ...,
+        agent: ScopeArg = ..., session: ScopeArg = ...,
     ) -> WriteReceipt: ...
 
     @overload
     async def add(
-        self,
-        messages: object,
-        *,
-        role: str = ...,
-        ts: datetime | None = ...,
-        wait: Literal[False],
-        tenant: ScopeArg = ...,
-        user: ScopeArg = ...,
-        agent: ScopeArg = ...,
-        session: ScopeArg = ...,
+        self, messages: object, *, role: str = ..., ts: datetime | None = ...,
+        wait: Literal[False], tenant: ScopeArg = ..., user: ScopeArg = ...,
+        agent: ScopeArg = ..., session: ScopeArg = ...,
     ) -> asyncio.Future[WriteReceipt]: ...
 
     @overload
     async def add(
-        self,
-        messages: object,
-        *,
-        role: str = ...,
-        ts: datetime | None = ...,
-        wait: bool,
-        tenant: ScopeArg = ...,
-        user: ScopeArg = ...,
-        agent: ScopeArg = ...,
-        session: ScopeArg = ...,
+        self, messages: object, *, role: str = ..., ts: datetime | None = ...,
+        wait: bool, tenant: ScopeArg = ..., user: ScopeArg = ...,
+        agent: ScopeArg = ..., session: ScopeArg = ...,
     ) -> WriteReceipt | asyncio.Future[WriteReceipt]: ...
 
     async def add(
-        self,
-        messages: object,
-        *,
-        role: str = "user",
-        ts: datetime | None = None,
-        wait: bool = True,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
+        self, messages: object, **kwargs: Any
     ) -> WriteReceipt | asyncio.Future[WriteReceipt]:
-        """``add()`` on a worker thread. With ``wait=False`` it returns once the call is
-        queued (waiting off the event loop while the queue is full), with an
-        ``asyncio.Future`` to await for the receipt; see ``Memvara.add``."""
-        if wait is False:
-            queued = await asyncio.to_thread(
-                self._sync.add, messages, role=role, ts=ts, wait=False, tenant=tenant,
-                user=user, agent=agent, session=session,
-            )
-            return asyncio.wrap_future(queued)
-        return await asyncio.to_thread(
-            self._sync.add, messages, role=role, ts=ts, wait=wait, tenant=tenant, user=user,
-            agent=agent, session=session,
-        )
+        add: Callable[..., WriteReceipt | Future[WriteReceipt]] = self._sync.add
+        done = await asyncio.to_thread(add, messages, **kwargs)
+        return asyncio.wrap_future(done) if isinstance(done, Future) else done
 
-    async def flush(self) -> None:
-        """``flush()`` on a worker thread: every queued add has committed."""
-        await asyncio.to_thread(self._sync.flush)
+    add.__wrapped__ = _MemoryAPI.add  # type: ignore[attr-defined]  # its signature
+    add.__doc__ = _doc(_MemoryAPI.add, (
+        "Coroutine: the synchronous ``add()``, run on a worker thread. With ``wait=False``"
+        " it returns once the call is queued (waiting off the event loop while the queue"
+        " is full), with an ``asyncio.Future`` of the receipt in place of the"
+        " ``concurrent.futures.Future`` named below."
+    ))
 
-    async def remember(
-        self,
-        subject: str,
-        predicate: str,
-        obj: str,
-        *,
-        valid_from: datetime | None = None,
-        valid_to: datetime | None = None,
-        recorded_at: datetime | None = None,
-        sources: Iterable[str] = (),
-        text: str | None = None,
-        confidence: float = 1.0,
-        memory_type: str = "semantic",
-        polarity: int = 1,
-        extractor: str | None = None,
-        close: str = "ended",
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-        **meta: object,
-    ) -> WriteReceipt:
-        """``Memvara.remember()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.remember, subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
-            recorded_at=recorded_at, sources=sources, text=text, confidence=confidence,
-            memory_type=memory_type, polarity=polarity, extractor=extractor, close=close,
-            tenant=tenant, user=user, agent=agent, session=session, **meta,
-        )
-
-    async def remember_many(
-        self,
-        claims: Iterable[Claim],
-        *,
-        close: str = "ended",
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> WriteReceipt:
-        """``Memvara.remember_many()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.remember_many, claims, close=close, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def supersede(
-        self,
-        old_claim_id: str,
-        new_claim: Claim,
-        *,
-        at: datetime | None = None,
-        sources: Iterable[str] | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> WriteReceipt:
-        """``Memvara.supersede()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.supersede, old_claim_id, new_claim, at=at, sources=sources, tenant=tenant,
-            user=user, agent=agent, session=session,
-        )
-
-    async def forget(
-        self,
-        subject: str,
-        predicate: str,
-        *,
-        at: datetime | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Claim]:
-        """``Memvara.forget()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.forget, subject, predicate, at=at, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def delete(
-        self,
-        claim_id: str,
-        *,
-        at: datetime | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> bool:
-        """``Memvara.delete()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.delete, claim_id, at=at, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def erase(
-        self,
-        claim_id: str,
-        *,
-        sources: bool = False,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> bool:
-        """``Memvara.erase()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.erase, claim_id, sources=sources, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def purge(
-        self,
-        *,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> dict[str, int]:
-        """``Memvara.purge()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.purge, tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def reset(
-        self,
-        *,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> dict[str, int]:
-        """``Memvara.reset()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.reset, tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def consolidate(
-        self,
-        *,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> dict[str, int]:
-        """``Memvara.consolidate()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.consolidate, tenant=tenant, user=user, agent=agent, session=session,
-        )
+    flush = _ToThread(_SYNC.flush)
+    remember = _ToThread(_SYNC.remember)
+    remember_many = _ToThread(_SYNC.remember_many)
+    supersede = _ToThread(_SYNC.supersede)
+    forget = _ToThread(_SYNC.forget)
+    delete = _ToThread(_SYNC.delete)
+    erase = _ToThread(_SYNC.erase)
+    purge = _ToThread(_SYNC.purge)
+    reset = _ToThread(_SYNC.reset)
+    consolidate = _ToThread(_SYNC.consolidate)
 
     # -- reads ------------------------------------------------------------------------
-    async def get(
-        self,
-        claim_id: str,
-        *,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> Claim | None:
-        """``Memvara.get()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.get, claim_id, tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def get_all(
-        self,
-        *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        states: Iterable[str] | None = None,
-        include_invalidated: bool | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Claim]:
-        """``Memvara.get_all()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.get_all, valid_at=valid_at, known_at=known_at, as_of=as_of, states=states,
-            include_invalidated=include_invalidated, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        min_score: float = 0.0,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        memory_types: Iterable[str] | None = None,
-        states: Iterable[str] | None = None,
-        include_invalidated: bool | None = None,
-        include_episodes: bool = False,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Retrieved]:
-        """``Memvara.search()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.search, query, k=k, min_score=min_score, valid_at=valid_at,
-            known_at=known_at, as_of=as_of, memory_types=memory_types, states=states,
-            include_invalidated=include_invalidated, include_episodes=include_episodes,
-            tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def recall(
-        self,
-        query: str,
-        *,
-        k: int = 8,
-        min_score: float = 0.0,
-        header: str | None = None,
-        include_episodes: bool = False,
-        episode_header: str | None = None,
-        include_history: bool = False,
-        history_header: str | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> str:
-        """``Memvara.recall()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.recall, query, k=k, min_score=min_score, header=header,
-            include_episodes=include_episodes, episode_header=episode_header,
-            include_history=include_history, history_header=history_header, tenant=tenant,
-            user=user, agent=agent, session=session,
-        )
-
-    async def count(
-        self,
-        *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        states: Iterable[str] | None = None,
-        include_invalidated: bool | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> int:
-        """``Memvara.count()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.count, valid_at=valid_at, known_at=known_at, as_of=as_of, states=states,
-            include_invalidated=include_invalidated, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def history(
-        self,
-        subject: str,
-        predicate: str,
-        *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Claim]:
-        """``Memvara.history()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.history, subject, predicate, valid_at=valid_at, known_at=known_at,
-            as_of=as_of, tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def alias_entity(
-        self,
-        surface: str,
-        entity: str,
-        *,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> None:
-        """``Memvara.alias_entity()`` on a worker thread."""
-        await asyncio.to_thread(
-            self._sync.alias_entity, surface, entity, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
-
-    async def backfill_entities(
-        self,
-        *,
-        dry_run: bool = True,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Claim]:
-        """``Memvara.backfill_entities()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.backfill_entities, dry_run=dry_run, tenant=tenant, user=user, agent=agent,
-            session=session,
-        )
+    get = _ToThread(_SYNC.get)
+    get_all = _ToThread(_SYNC.get_all)
+    search = _ToThread(_SYNC.search)
+    recall = _ToThread(_SYNC.recall)
+    count = _ToThread(_SYNC.count)
+    history = _ToThread(_SYNC.history)
+    alias_entity = _ToThread(_SYNC.alias_entity)
+    backfill_entities = _ToThread(_SYNC.backfill_entities)
 
     # -- provenance and the graph ---------------------------------------------------
-    async def why(
-        self,
-        claim_id: str,
-        *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> Provenance | None:
-        """``Memvara.why()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.why, claim_id, valid_at=valid_at, known_at=known_at, as_of=as_of,
-            tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def produced(
-        self,
-        episode_id: str,
-        *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Claim]:
-        """``Memvara.produced()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.produced, episode_id, valid_at=valid_at, known_at=known_at, as_of=as_of,
-            tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def neighborhood(
-        self,
-        entity: str,
-        *,
-        depth: int = 2,
-        k: int = 10,
-        min_hops: int = 1,
-        predicates: Iterable[str] | None = None,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        min_score: float = 0.0,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Path]:
-        """``Memvara.neighborhood()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.neighborhood, entity, depth=depth, k=k, min_hops=min_hops,
-            predicates=predicates, valid_at=valid_at, known_at=known_at, as_of=as_of,
-            min_score=min_score, tenant=tenant, user=user, agent=agent, session=session,
-        )
-
-    async def paths_between(
-        self,
-        source: str,
-        target: str,
-        *,
-        depth: int = 3,
-        k: int = 3,
-        predicates: Iterable[str] | None = None,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        as_of: datetime | None = None,
-        min_score: float = 0.0,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> list[Path]:
-        """``Memvara.paths_between()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.paths_between, source, target, depth=depth, k=k, predicates=predicates,
-            valid_at=valid_at, known_at=known_at, as_of=as_of, min_score=min_score, tenant=tenant,
-            user=user, agent=agent, session=session,
-        )
+    why = _ToThread(_SYNC.why)
+    produced = _ToThread(_SYNC.produced)
+    neighborhood = _ToThread(_SYNC.neighborhood)
+    paths_between = _ToThread(_SYNC.paths_between)
 
     # -- maintenance ------------------------------------------------------------------
-    async def stats(
-        self,
-        *,
-        tenant: ScopeArg = UNSET,
-        user: ScopeArg = UNSET,
-        agent: ScopeArg = UNSET,
-        session: ScopeArg = UNSET,
-    ) -> dict[str, int]:
-        """``Memvara.stats()`` on a worker thread."""
-        return await asyncio.to_thread(
-            self._sync.stats, tenant=tenant, user=user, agent=agent, session=session,
-        )
+    stats = _ToThread(_SYNC.stats)
 
 
 class AsyncScopedMemvara(_AsyncAPI):
@@ -591,13 +246,8 @@ class AsyncMemvara(_AsyncAPI):
         """The embedder every write uses."""
         return self._mem.embedder
 
-    async def reembed(self, embedder: Embedder | None = None) -> int:
-        """``Memvara.reembed()`` on a worker thread."""
-        return await asyncio.to_thread(self._mem.reembed, embedder)
-
-    async def close(self) -> None:
-        """``close()`` on a worker thread: queued adds are applied, then the store closes."""
-        await asyncio.to_thread(self._mem.close)
+    reembed = _ToThread(_unbound(Memvara).reembed)
+    close = _ToThread(_unbound(Memvara).close)
 
     async def __aenter__(self) -> AsyncMemvara:
         return self
