@@ -132,12 +132,12 @@ def test_it_is_an_embedder_with_the_inner_width() -> None:
 
 
 def test_search_weighs_a_cached_embedder_as_it_would_the_inner_one(clock: Clock) -> None:
-    from memvara._read.retrieve import LEXICAL_VECTOR_WEIGHT
+    from memvara._read.weights import WEIGHTS
 
     assert CachingEmbedder(HashingEmbedder()).lexical is True
     assert CachingEmbedder(Counting()).lexical is False  # says nothing: not lexical
     with Memvara(embedder=CachingEmbedder(HashingEmbedder()), clock=clock) as mem:
-        assert mem._core.retriever.vector_weight == LEXICAL_VECTOR_WEIGHT
+        assert mem._core.retriever.vector_weight == WEIGHTS.lexical_vector
 
 
 @pytest.mark.parametrize("max_entries", [0, -1, True, 1.5, "10"])

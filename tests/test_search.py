@@ -6,6 +6,7 @@ import math
 import re
 import zlib
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -17,9 +18,7 @@ from memvara import (
 )
 from memvara._domain.model import TimeQuery
 from memvara._read import retrieve
-from memvara._read.retrieve import (
-    ANSWER_TYPE_WEIGHT, DATE_WEIGHT, SPEAKER_WEIGHT, TERM_COVERAGE_WEIGHT, TURN_LENGTH_PRIOR,
-)
+from memvara._read.weights import WEIGHTS
 from memvara._domain.time import to_micros
 from memvara.store.sqlite._fts import match_any
 from memvara.store.sqlite._rows import claim_rowid
@@ -194,7 +193,6 @@ def test_a_long_query_keeps_its_first_32_content_words(mem: Memvara) -> None:
 
 def test_the_vector_rankings_weight_follows_the_embedder(clock: Clock) -> None:
     from memvara import HashingEmbedder
-    from memvara._read.retrieve import LEXICAL_VECTOR_WEIGHT, SEMANTIC_VECTOR_WEIGHT
 
     class Semantic:
         """Stands in for a semantic embedder: not lexical, so its ranking counts."""
@@ -206,8 +204,8 @@ def test_the_vector_rankings_weight_follows_the_embedder(clock: Clock) -> None:
 
     with Memvara(clock=clock) as lexical, Memvara(clock=clock, embedder=Semantic()) as semantic, \
             Memvara(clock=clock, vector_weight=0.5) as chosen:
-        assert lexical._core.retriever.vector_weight == LEXICAL_VECTOR_WEIGHT
-        assert semantic._core.retriever.vector_weight == SEMANTIC_VECTOR_WEIGHT
+        assert lexical._core.retriever.vector_weight == WEIGHTS.lexical_vector
+        assert semantic._core.retriever.vector_weight == WEIGHTS.semantic_vector
         assert chosen._core.retriever.vector_weight == 0.5
         for mem in (lexical, semantic):
             mem.remember("user", "likes", "tea")
@@ -443,13 +441,13 @@ def test_a_turn_stamped_on_the_date_the_query_names_ranks_first(clock: Clock) ->
         # another month: the other turn keeps its lead, and that month's turns gain
         in_july = mem.search(f"{question} in July 2023?", k=3, include_episodes=True)
         assert in_july[0].text == undated and in_july[1].text.startswith("John: remark")
-        # the gain is DATE_WEIGHT of the best turn score, added: not a filter
+        # the gain is WEIGHTS.date of the best turn score, added: not a filter
         plain = mem.search(f"{question}?", k=2, include_episodes=True)
         boosted = mem.search(f"{question} on 16 August, 2023?", k=2, include_episodes=True)
         best, own = (r.explain.bm25_score or 0.0 for r in plain)
-        scale = best / (own + DATE_WEIGHT * best)  # rescaled: the best keeps the best raw score
+        scale = best / (own + WEIGHTS.date * best)  # rescaled: the best keeps the best raw score
         assert [r.explain.bm25_score for r in boosted] == pytest.approx(
-            [(own + DATE_WEIGHT * best) * scale, best * scale])
+            [(own + WEIGHTS.date * best) * scale, best * scale])
 
 
 def test_a_named_date_never_brings_in_a_turn_no_word_found(clock: Clock) -> None:
@@ -490,8 +488,8 @@ def test_a_when_question_ranks_the_turn_that_says_when_first(clock: Clock) -> No
         unlifted = mem.search("Caroline support group", k=2, include_episodes=True)
         best = max(r.explain.bm25_score or 0.0 for r in unlifted)
         own = {r.text: r.explain.bm25_score or 0.0 for r in unlifted}
-        # added: ANSWER_TYPE_WEIGHT of the best turn score, then rescaled to the best raw
-        lifted = own[said_when] + ANSWER_TYPE_WEIGHT * best
+        # added: WEIGHTS.answer_type of the best turn score, then rescaled to the best raw
+        lifted = own[said_when] + WEIGHTS.answer_type * best
         assert [r.explain.bm25_score for r in found] == pytest.approx(
             [best, own[plain] * best / lifted])
 
@@ -514,9 +512,10 @@ def _own_scores(mem: Memvara, query: str) -> dict[str, float]:
 def _scores_without_and_with(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch, constant: str, query: str,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """``_own_scores`` with ``retrieve``'s ``constant`` set to 0, then as it is."""
+    """``_own_scores`` with the search weight ``constant`` set to 0, then as it is."""
+    retriever = mem._core.retriever
     with monkeypatch.context() as patched:
-        patched.setattr(retrieve, constant, 0.0)
+        patched.setattr(retriever, "weights", replace(retriever.weights, **{constant: 0.0}))
         plain = _own_scores(mem, query)
     return plain, _own_scores(mem, query)
 
@@ -528,11 +527,11 @@ def test_a_longer_turn_loses_less_to_its_length(
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [short, long])
         # plain: FTS5's BM25 (b = 0.75) alone
-        plain, scored = _scores_without_and_with(mem, monkeypatch, "TURN_LENGTH_PRIOR", "pottery")
+        plain, scored = _scores_without_and_with(mem, monkeypatch, "turn_length_prior", "pottery")
     words = len(long.split()) / len(short.split())
     assert scored[long] / scored[short] > plain[long] / plain[short]
     assert scored[long] / scored[short] == pytest.approx(
-        plain[long] / plain[short] * words ** TURN_LENGTH_PRIOR)
+        plain[long] / plain[short] * words ** WEIGHTS.turn_length_prior)
 
 
 def test_a_turn_holding_more_of_the_question_s_words_gains(
@@ -542,11 +541,11 @@ def test_a_turn_holding_more_of_the_question_s_words_gains(
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [both, one])
         plain, scored = _scores_without_and_with(
-            mem, monkeypatch, "TERM_COVERAGE_WEIGHT", "Where has Melanie camped at the lake?")
+            mem, monkeypatch, "term_coverage", "Where has Melanie camped at the lake?")
     # "camped" is in both turns, "lake" only in the first
     assert scored[both] / scored[one] > plain[both] / plain[one]
     assert scored[both] / scored[one] == pytest.approx(
-        plain[both] / plain[one] * (1 + TERM_COVERAGE_WEIGHT))
+        plain[both] / plain[one] * (1 + WEIGHTS.term_coverage))
 
 
 def test_stems_stand_in_for_the_index_stemmer() -> None:
@@ -566,10 +565,10 @@ def test_a_turn_said_by_the_speaker_the_query_names_gains(
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [hers, to_her])
         plain, scored = _scores_without_and_with(
-            mem, monkeypatch, "SPEAKER_WEIGHT", "What has Melanie painted?")
+            mem, monkeypatch, "speaker", "What has Melanie painted?")
         assert plain[hers] == pytest.approx(plain[to_her])
         assert scored[hers] / scored[to_her] == pytest.approx(
-            plain[hers] / plain[to_her] * (1 + SPEAKER_WEIGHT))
+            plain[hers] / plain[to_her] * (1 + WEIGHTS.speaker))
         assert _texts(mem, "What has Melanie painted?", k=2, include_episodes=True) == [
             hers, to_her]
         assert _texts(mem, "What has Caroline painted?", k=2, include_episodes=True) == [
@@ -607,8 +606,9 @@ def test_with_every_turn_factor_off_turns_rank_on_bm25_and_are_read_once(
         raw = store.search_episodes_text(mem.default_scope, TimeQuery(2**62, None),
                                          match_any("pottery") or "", 10)
         bm25 = {store.episodes_by_ids([key])[key].content: score for key, score in raw}
-        for constant in ("TURN_LENGTH_PRIOR", "TERM_COVERAGE_WEIGHT", "SPEAKER_WEIGHT"):
-            monkeypatch.setattr(retrieve, constant, 0.0)
+        retriever = mem._core.retriever
+        monkeypatch.setattr(retriever, "weights", replace(
+            retriever.weights, turn_length_prior=0.0, term_coverage=0.0, speaker=0.0))
         calls = _counting_turn_reads(mem, monkeypatch)
         scored = _own_scores(mem, "pottery")
     assert scored == pytest.approx(bm25)  # neither rescaled nor lent to (three fillers apart)
@@ -668,7 +668,7 @@ def test_a_semantic_query_vector_leaves_out_the_speakers_the_query_names(
         for query, encoded in [
             ("What has Melanie painted?", "What has painted?"),
             ("What did Melanie and Caroline paint?", "What did and paint?"),
-            # a possessive alone names no speaker (SPEAKER_WEIGHT), but goes with a name
+            # a possessive alone names no speaker (WEIGHTS.speaker), but goes with a name
             ("What did Melanie's kids paint?", "What did Melanie's kids paint?"),
             ("Did Melanie paint Melanie's kids?", "Did paint kids?"),
             ("Who painted the lake?", "Who painted the lake?"),  # names no speaker

@@ -5,7 +5,7 @@ and a reply rarely repeats the question's words. "When did Caroline go to the su
 group?" is answered by a turn that says *when* ("yesterday", "last Friday", "two weeks
 ago", "in May 2023"), whatever else it shares with the question. Search uses that as
 evidence for turns the question's words (or their neighbours') already found (see
-``ANSWER_TYPE_WEIGHT`` in ``memvara._retrieve``); it finds nothing by itself.
+``Weights.answer_type`` in ``weights``); it finds nothing by itself.
 
 Only one answer type is read, in English: *time*, asked by a query that starts with
 "when", "since when", "how long" (a duration is a time too), or "what"/"which" and

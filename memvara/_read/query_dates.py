@@ -3,8 +3,8 @@
 "What did Maria donate on 16 August, 2023?" names a day; "What happened to John's job in
 August 2023?" names a month. A turn stamped inside that span is likelier to be the one
 asked about than an equally worded turn from another day, and a question rarely repeats
-the words of its answer, so search uses the span as evidence (see ``DATE_WEIGHT`` in
-``memvara._retrieve``). Only explicit dates are read, in English, with a year:
+the words of its answer, so search uses the span as evidence (see ``Weights.date`` in
+``weights``). Only explicit dates are read, in English, with a year:
 
 * a day: ``16 August 2023``, ``16th of August, 2023``, ``August 16, 2023``,
   ``Aug. 16th 2023``, ``2023-08-16``;

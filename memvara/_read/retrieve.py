@@ -30,6 +30,7 @@ import numpy.typing as npt
 from .answer_types import asks_time, says_time
 from .._domain.model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
 from .query_dates import named_spans
+from .weights import CANDIDATES, RRF_K, WEIGHTS, Weights
 from .._domain.time import to_micros
 from .._write.writer import Writer, encode_checked
 from ..embed import Embedder
@@ -39,151 +40,9 @@ from ..schema import PredicateRegistry
 from ..store.sqlite._fts import match_any, query_terms
 from ..store.base import RankFields, Store
 
-__all__ = [
-    "ANSWER_TYPE_WEIGHT", "DATE_WEIGHT", "LEXICAL_VECTOR_WEIGHT", "NEIGHBOUR_WEIGHT", "RRF_K",
-    "SECOND_NEIGHBOUR_WEIGHT", "SEMANTIC_VECTOR_WEIGHT", "SPEAKER_WEIGHT",
-    "TERM_COVERAGE_WEIGHT", "TURN_LENGTH_PRIOR", "Retriever",
-]
+__all__ = ["Retriever"]
 
-RRF_K = 60
-"""Reciprocal Rank Fusion's damping constant (the usual 60)."""
-
-NEIGHBOUR_WEIGHT = 0.5
-"""A turn's BM25 score plus this share of its neighbours' (the turns just before and after
-it in its scope): a reply rarely repeats the words of the question it answers, so the
-words that find it are often in the turn before or after. On LOCOMO's development split
-with ``HashingEmbedder``, tuned on conv-26/30/41 (R@12 62.6 at 0, 68.2 at 0.3, 70.9 at
-0.5, 71.1 at 0.7, where R@1 falls 34.8, 33.2, 31.3, 27.4) and checked on conv-42/43/44
-(R@12 61.7 at 0, 67.2 at 0.5). Added to BM25 scores before fusion: added to the fused
-rank scores instead it swamps the ranks (R@1 32 -> 10)."""
-
-SECOND_NEIGHBOUR_WEIGHT = 0.25
-"""The share of a turn's BM25 score lent to the turns two before and two after it: an
-answer is often a turn or two from the words that find it (the question, a remark, then
-the reply). On LOCOMO's development split with ``HashingEmbedder`` and
-``NEIGHBOUR_WEIGHT`` 0.5, tuned on conv-26/30/41 (R@12 70.9 at 0, 73.7 at 0.25; 73.4
-with 0.2 more at three away, 73.6 with 0.1; R@1 31.3 -> 32.3) and checked on
-conv-42/43/44 (R@12 67.2 -> 69.3, R@1 27.8 -> 29.6). Lending the larger of the
-neighbours' shares instead of their sum scored 75.5 on the first half (0.6 and 0.5) but
-67.8 on the second: not taken."""
-DATE_WEIGHT = 0.6
-"""What a turn stamped on a date the query names gains, as a share of the best BM25 turn
-score, added after the neighbours' shares ("What did Maria donate on 16 August, 2023?":
-the turns of that day, or that month for "in August 2023"; ``memvara._query_dates``
-reads the dates). Only turns already among the BM25 turn list or their neighbours gain
-it: a date is evidence for a turn its words or its neighbours' found, not a filter. On
-LOCOMO's development split with ``HashingEmbedder``, tuned on conv-26/30/41 (R@12 73.7 at
-0, 74.0 at 0.1, 75.0 at 0.3, 75.6 at 0.6, 75.0 at 1 and at 2; R@1 32.3 -> 34.1 at 0.6)
-and checked on conv-42/43/44 (R@12 69.3 -> 71.2, R@1 29.6 -> 30.7); with
-all-MiniLM-L6-v2 R@12 went 74.0 -> 75.6 on the tuning half and 69.6 -> 71.5 held
-out. Multiplying the turn's own score by
-1.6 instead scored the same R@12; adding the dated turns that BM25 ranked below the
-candidate cut, a month named without a year, or dropping the date's words from the BM25
-query changed nothing."""
-ANSWER_TYPE_WEIGHT = 0.5
-"""What a turn that says when (``memvara._answer_types.says_time``: "yesterday", "last
-Friday", "two weeks ago", "in May") gains, as a share of the best BM25 turn score, when
-the query asks when ("When did Caroline go to the support group?", "How long has ...";
-``asks_time``), added with the date gain. Classic question answering: the question's
-first word says what its answer looks like, and the answer rarely repeats the question.
-Like ``DATE_WEIGHT`` only turns the words (or their neighbours') found gain it. On
-LOCOMO's development split with ``HashingEmbedder``, tuned on conv-26/30/41 with "when"
-questions only (R@12 75.6 at 0, 75.8 at 0.1, 76.1 at 0.2, 76.3 at 0.3 and 0.5, 75.8 at
-0.8; R@1 34.1, 34.9, 37.3, 37.3, 38.7, 37.4), then with "how long" and durations at 0.5
-(R@1 39.0, MRR 53.9 against 50.4 at 0), and checked on conv-42/43/44: R@1 30.7 -> 32.6,
-MRR 47.4 -> 49.1, R@12 71.2 -> 71.0 (the gain is in the order of the first few). Places
-for "where" and numbers for "how many" at one weight (0.1 to 0.5) moved R@12 by 0.1: not
-taken."""
-TURN_LENGTH_PRIOR = 0.2
-"""A BM25 turn match's score is multiplied by its word count to this power before it is
-lent to its neighbours: FTS5's length normalization (``b`` = 0.75) is strong for
-conversational turns, where a short reply ("Wow, cool!") matching one word of the query
-outranks the long turn that tells the story. A document length prior, softening ``b``
-without re-scoring the index; the constant cancels out of the order, the matches are
-read for their words (with ``TERM_COVERAGE_WEIGHT``). On LOCOMO's development split with
-``HashingEmbedder`` and ``ANSWER_TYPE_WEIGHT``, tuned on conv-26/30/41 (R@12 75.4 at
--0.2, 76.3 at 0, 76.3 at 0.1, 76.6 at 0.2, 76.5 at 0.35, 75.6 at 0.5; MRR 51.2, 53.9,
-54.5, 54.9, 55.0, 55.0) and checked on conv-42/43/44 (R@12 71.0 -> 71.1, R@1 32.6 ->
-34.2, MRR 49.1 -> 50.7). Applied to every turn after the lending instead (so a short
-neighbour is lent less): 75.6 to 76.7 on the tuning half, no better, and more turns read:
-not taken."""
-
-TERM_COVERAGE_WEIGHT = 0.25
-"""A BM25 turn match's score is multiplied by ``1 + TERM_COVERAGE_WEIGHT * (n - 1)``,
-``n`` the distinct query words it holds (``_stems``, ``_covered``): BM25 sums each word's
-share, so a turn saying one rare word three times can outrank one that says two of the
-question's words, and a turn that holds more of the question is likelier to be what it
-asks about (coordination, an old retrieval signal). On LOCOMO's development split with
-``HashingEmbedder``, ``ANSWER_TYPE_WEIGHT`` and ``TURN_LENGTH_PRIOR``, tuned on
-conv-26/30/41 (R@12 76.6 at 0, 77.1 at 0.1, 77.6 at 0.25, 77.1 at 0.5; R@1 39.6, 40.3,
-40.1, 40.3; MRR 54.9, 55.4, 55.4, 55.9) and checked on conv-42/43/44 (R@12 71.1 -> 71.7,
-R@1 34.2 -> 36.9, MRR 50.7 -> 53.6). Not the speaker names LOCOMO stores its turns with:
-counting no capitalized query word scored about the same (77.1 tuning, 72.1 held out).
-Stems cut at a common English ending instead ("camping" and "camped" -> "camp"): 77.6 and
-71.7 with R@1 0.1 and 1.0 lower."""
-SPEAKER_WEIGHT = 1.0
-"""A listed turn spoken by someone the query names gains this share of its score: a turn
-stored as a transcript line, ``"Melanie: ..."`` (``_speaker``), whose speaker label holds
-a query word ("What has Melanie painted?"), is multiplied by ``1 + SPEAKER_WEIGHT``,
-after the neighbours' shares and the date and "when" gains. The name in the question is
-a weak word for BM25 (half the turns carry it, as label or as address: "Thanks,
-Melanie!"), but who said a turn is what the question asks about: on LOCOMO's development
-split 97.0% (conv-26/30/41) and 96.2% (conv-42/43/44) of the evidence turns of a
-question naming one of the two speakers are that speaker's. Only turns the words (or
-their neighbours') found gain it, and only when a matched turn's label holds a query
-word: with no labels, or a query naming no speaker, nothing changes. On LOCOMO's
-development split with ``HashingEmbedder``, tuned on conv-26/30/41 (R@12 77.6 at 0, 77.9
-at 0.1, 78.2 at 0.2, 78.8 at 0.35, 80.0 at 0.5, 80.5 at 0.75, 80.7 at 1, 80.3 at 1.5,
-80.0 at 2, 79.8 at 100, a filter; R@1 40.1, 43.0, 44.1, 44.7, 45.1, 45.6, 45.6, 45.6,
-45.6, 45.6; MRR 55.4, 57.6, 58.5, 59.5, 60.0, 60.4, 60.6, 60.8, 60.8, 60.8) and checked
-on conv-42/43/44 (R@12 71.7 -> 74.9, R@1 36.9 -> 41.3, MRR 53.6 -> 58.4). Multiplied
-before the date and "when" gains instead: 80.0 at 1 on the tuning half. Also counting a
-possessive ("Melanie's kids"): 80.8 tuning but 74.7 held out, not taken. Not counting
-the name toward ``TERM_COVERAGE_WEIGHT``: 80.0; demoting a turn by the number of
-better-ranked turns of its session (diversity, for questions whose evidence spreads
-across sessions): 79.0 at 5%, 76.8 at 10%. The other weights re-tuned with it found
-nothing better (``NEIGHBOUR_WEIGHT`` 0.35 or 0.7, ``SECOND_NEIGHBOUR_WEIGHT`` 0.15 or
-0.35, ``TERM_COVERAGE_WEIGHT`` 0.4, ``TURN_LENGTH_PRIOR`` 0.35: 79.1 to 80.4)."""
-_CANDIDATES = 50
-"""Each retriever returns at least this many candidates (and at least 4 * k)."""
 _T = TypeVar("_T")
-
-
-SEMANTIC_VECTOR_WEIGHT = 0.5
-"""The vector list's weight against BM25's for a semantic embedder. On LOCOMO's
-development split with all-MiniLM-L6-v2, tuned on conv-26/30/41 (R@12: 61.6 at weight 1,
-62.3 at 0.75, 64.4 at 0.5, 65.5 at 0.35, 65.6 at 0.25; 62.8 BM25 alone) and checked on
-conv-42/43/44 (62.8 at 0.25, 58.0 at 1, 61.6 BM25 alone): equal weight cost points, a
-quarter weight earned them. Since every turn the text list holds is given a vector rank
-(``Retriever._with_turn_similarities``; before, only the nearest ``limit`` had one, and
-most neighbours the text list lends to had none), tuned again on conv-26/30/41 with the
-neighbours and the date gain: R@12 75.6 before, 76.3 at 0.25, 76.9 at 0.35, 77.3 at 0.5
-(R@1 32.7, 34.0, 31.9, 31.3; MRR 50.7, 51.9, 50.5, 49.7), and checked on conv-42/43/44:
-R@12 71.5 before, 72.0 at 0.25, 73.3 at 0.5 (R@1 30.9, 31.9, 30.5; MRR 49.5, 50.6,
-49.5). 0.5 buys R@12 with about a point of R@1 on the tuning half; 0.25 gains a little
-everywhere. Since ``SPEAKER_WEIGHT``, a query naming a speaker is encoded without the
-name (``_without_names``): with the name, MiniLM ranks every turn that mentions the
-speaker near the top (a name weighs in a sentence vector like a topic), and whose
-turn it is the text list already weighs. On LOCOMO's development split with
-all-MiniLM-L6-v2 at 0.5, conv-26/30/41: R@12 80.8 -> 82.2, R@1 35.7 -> 41.2, MRR 53.9
--> 57.9; conv-42/43/44: R@12 75.7 -> 77.3, R@1 33.3 -> 38.0, MRR 51.7 -> 56.3. Tuned
-again with it on conv-26/30/41: R@12 82.2 at 0.25, 82.6 at 0.35,
-82.5 at 0.4, 82.1 at 0.45, 82.2 at 0.5, 82.0 at 0.6, 81.4 at 0.75 (R@1 43.9, 42.0, 41.5,
-41.5, 41.2, 39.8, 37.9); 0.35 checked on conv-42/43/44 fell to 76.5: 0.5 kept. Not
-taken, on conv-26/30/41 at 0.5 (80.8 before): re-tuning the weight alone (80.9 at 0.25,
-81.4 at 0.35, 77.7 at 0.75, 74.2 at 1), the speaker's turns' cosines raised in the
-vector list instead (``cos + w * |cos|``: 80.9 at 0.5, 80.6 at 1; with the name left
-out, 82.2 at 0.5, 81.8 at 1: R@1 and MRR up two points, R@12 not; conv-42/43/44 77.1),
-the fused score of the speaker's turns multiplied too (with the name left out: 82.2 at
-0.1, 81.0 at 0.5), a possessive ("Melanie's") naming a speaker (81.5), only the query's
-content words encoded (80.5), ``SPEAKER_WEIGHT`` 0.5, 1.5 or 3 with it (81.4, 82.1,
-82.0)."""
-
-LEXICAL_VECTOR_WEIGHT = 0.001
-"""The vector list's weight in the fusion when the embedder is lexical (``HashingEmbedder``):
-enough to order what BM25 leaves tied or unranked, too little to reorder BM25's ranks.
-On LOCOMO's development split, tuned on conv-26/30/41 and checked on conv-42/43/44,
-hashed vectors at weight 1, 0.5, 0.25 or 0.1 all lowered R@12 below BM25 alone."""
 
 
 @dataclass(slots=True)
@@ -216,14 +75,16 @@ class Retriever:
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
         recorder: Recorder | None = None,
+        weights: Weights = WEIGHTS,
     ) -> None:
         self._store = store
+        self.weights = weights
         self._embedder = embedder
         self._registry = registry
         self._writer = writer
         if vector_weight is None:
             lexical = getattr(embedder, "lexical", False) is True
-            vector_weight = LEXICAL_VECTOR_WEIGHT if lexical else SEMANTIC_VECTOR_WEIGHT
+            vector_weight = weights.lexical_vector if lexical else weights.semantic_vector
         self.vector_weight = vector_weight
         self._reranker = reranker
         self._rerank_top_n = rerank_top_n
@@ -245,13 +106,13 @@ class Retriever:
         self._catch_up()
         match = match_any(query)
         terms = query_terms(query) if include_episodes else []  # for the turns' words
-        limit = max(_CANDIDATES, 4 * k)
+        limit = max(CANDIDATES, 4 * k)
         reorders = self.vector_weight >= _reordering_weight(limit)
         # Where vectors can reorder text ranks and turns are searched, the query is encoded
         # once the turns' words have named its speakers, without their names
         # (``_without_names``): inside the snapshot (an in-memory store's lock is held
         # while it encodes), as the names are read there.
-        late = reorders and bool(terms) and bool(SPEAKER_WEIGHT)
+        late = reorders and bool(terms) and bool(self.weights.speaker)
         vector = None if late else encode_checked(self._embedder, [query])[0]
         # One snapshot: the lists, the fields they are ranked by and the claims returned
         # all see one state of the store, so a write landing mid-search changes nothing.
@@ -353,7 +214,7 @@ class Retriever:
         holds the neighbours its matches lend to, several times ``limit`` turns, and a
         turn given no vector rank would be ranked by its words alone. Called only where the
         vector weight can reorder text ranks (``_reordering_weight``): a lexical
-        embedder's vectors only break ties. See ``SEMANTIC_VECTOR_WEIGHT``."""
+        embedder's vectors only break ties. See ``Weights.semantic_vector``."""
         have = {key for key, _ in found}
         missing = [(key, score) for key, score in turn_text if key not in have]
         if not missing:
@@ -418,22 +279,23 @@ class Retriever:
         spans: Sequence[tuple[int, int]] = (), read: dict[str, Episode] | None = None,
         time_asked: bool = False, terms: Sequence[str] = (), named: set[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """BM25 turn matches, each scaled by its length (``TURN_LENGTH_PRIOR``) and by the
-        query words it holds (``TERM_COVERAGE_WEIGHT``, ``terms``; the matches are read
-        for both, into ``read``), with ``NEIGHBOUR_WEIGHT`` of each one's
-        score added to the turns just before and after it and ``SECOND_NEIGHBOUR_WEIGHT``
+        """BM25 turn matches, each scaled by its length (``Weights.turn_length_prior``) and by the
+        query words it holds (``Weights.term_coverage``, ``terms``; the matches are read
+        for both, into ``read``), with ``Weights.neighbour`` of each one's
+        score added to the turns just before and after it and ``Weights.second_neighbour``
         to the turns two away (which join the list if they matched nothing), then
-        ``DATE_WEIGHT`` of the best score added to each turn stamped inside one of
-        ``spans`` (the dates the query names) and ``ANSWER_TYPE_WEIGHT`` of it to each
+        ``Weights.date`` of the best score added to each turn stamped inside one of
+        ``spans`` (the dates the query names) and ``Weights.answer_type`` of it to each
         turn that says when, if the query asks when (``time_asked``), then each turn
-        said by a speaker the query names multiplied by ``1 + SPEAKER_WEIGHT`` (only for
+        said by a speaker the query names multiplied by ``1 + Weights.speaker`` (only for
         these are the lent-to turns read too, for their stamps, words and speaker labels;
         the query words naming a speaker are added to ``named``),
         best first, rescaled so the best keeps the best raw score: turns stay on the scale
         of the claims they are ranked with."""
+        weights = self.weights
         own = dict(found)
         seen: dict[str, Episode] = {} if read is None else read
-        weighed = bool(TURN_LENGTH_PRIOR or TERM_COVERAGE_WEIGHT or SPEAKER_WEIGHT)
+        weighed = bool(weights.turn_length_prior or weights.term_coverage or weights.speaker)
         if weighed:  # the matches are read for their length, words and speaker
             seen.update(self._store.episodes_by_ids(list(own)))
             # A match the store no longer returns (erased since the text index answered,
@@ -447,14 +309,14 @@ class Retriever:
             for key in own:
                 text = seen[key].content.casefold()
                 covered = _covered(text, stems)
-                own[key] *= (max(1, len(_WORD.findall(text))) ** TURN_LENGTH_PRIOR
-                             * (1.0 + TERM_COVERAGE_WEIGHT * max(0, covered - 1)))
+                own[key] *= (max(1, len(_WORD.findall(text))) ** weights.turn_length_prior
+                             * (1.0 + weights.term_coverage * max(0, covered - 1)))
         smoothed = dict(own)
         near = self._store.episode_neighbours(tq, list(own))
         for key, pair in near.items():
             for other in pair:
                 if other is not None:
-                    smoothed[other] = smoothed.get(other, 0.0) + NEIGHBOUR_WEIGHT * own[key]
+                    smoothed[other] = smoothed.get(other, 0.0) + weights.neighbour * own[key]
         # The turns two away are the neighbours' neighbours on the same side: asked for
         # only where a neighbour did not match itself (a match's neighbours are known).
         unknown = [o for pair in near.values() for o in pair if o is not None and o not in near]
@@ -465,11 +327,11 @@ class Retriever:
             for side, other in enumerate(pair):
                 beyond = None if other is None else far.get(other, (None, None))[side]
                 if beyond is not None:
-                    lent = SECOND_NEIGHBOUR_WEIGHT * own[key]
+                    lent = weights.second_neighbour * own[key]
                     smoothed[beyond] = smoothed.get(beyond, 0.0) + lent
         # The query words some matched turn's speaker label holds: the speakers it names.
         named = set() if named is None else named
-        if SPEAKER_WEIGHT and terms:
+        if weights.speaker and terms:
             asked = set(terms)
             for key in own:
                 named.update(asked.intersection(_speaker(seen[key].content)))
@@ -481,11 +343,11 @@ class Retriever:
             for key, episode in [(key, seen[key]) for key in smoothed if key in seen]:
                 at = None if episode.ts is None else to_micros(episode.ts, "ts")
                 if at is not None and any(start <= at < end for start, end in spans):
-                    smoothed[key] += DATE_WEIGHT * best
+                    smoothed[key] += weights.date * best
                 if time_asked and says_time(episode.content):
-                    smoothed[key] += ANSWER_TYPE_WEIGHT * best
+                    smoothed[key] += weights.answer_type * best
                 if named and not named.isdisjoint(_speaker(episode.content)):
-                    smoothed[key] *= 1.0 + SPEAKER_WEIGHT
+                    smoothed[key] *= 1.0 + weights.speaker
         scale = raw_best / max(smoothed.values())
         return sorted(((key, score * scale) for key, score in smoothed.items()),
                       key=lambda item: (-item[1], item[0]))
@@ -554,7 +416,7 @@ class _Scored:
 
 def _stems(terms: Sequence[str]) -> list[re.Pattern[str]]:
     """What a word of a turn must start with to count as each query term for
-    ``TERM_COVERAGE_WEIGHT``, as a pattern searched in the casefolded turn: the term
+    ``Weights.term_coverage``, as a pattern searched in the casefolded turn: the term
     less its last two letters, at least its first four (whole when shorter), each once.
     A crude, deterministic stand-in for the index's Porter stemmer: "camped" -> "camp"
     counts "camping" too, though "camping" -> "campi" does not count "camped"."""
@@ -571,7 +433,7 @@ def _speaker(text: str) -> frozenset[str]:
     """The words of ``text``'s speaker label (``_LABEL``, as ``query_terms`` reads a
     query), or none when it has no label or the label starts lower-case ("note: ...",
     "so: ..."): whom a turn stored as a transcript line is said by, for
-    ``SPEAKER_WEIGHT``."""
+    ``Weights.speaker``."""
     found = _LABEL.match(text)
     if found is None or found.group(1)[:1].islower():
         return frozenset()
@@ -588,7 +450,7 @@ def _without_names(query: str, named: set[str]) -> str:
     sentence embedder weighs a name much like a topic, so "What has Melanie painted?"
     lies near every turn that mentions Melanie (hers, labelled, and the ones that say
     "Thanks, Melanie!"), not near the ones about painting; whose turn it is, the text
-    list already weighs (``SPEAKER_WEIGHT``). ``query`` itself when nothing is named or
+    list already weighs (``Weights.speaker``). ``query`` itself when nothing is named or
     nothing else would be left."""
     if not named:
         return query
@@ -614,7 +476,7 @@ def _reordering_weight(limit: int) -> float:
     """The least vector weight at which a vector rank can reorder two of ``limit`` BM25
     ranks: the largest share a vector rank adds (rank 1: ``w / (RRF_K + 1)``) against
     the smallest gap between two BM25 ranks (the last two). Below it (a lexical
-    embedder's ``LEXICAL_VECTOR_WEIGHT``), the vector list orders no BM25 candidate and
+    embedder's ``Weights.lexical_vector``), the vector list orders no BM25 candidate and
     lifts no candidate of its own above one (before recency, confidence and salience
     rescale them): it only fills a short text list (``Retriever._vector_list``)."""
     gap = 1.0 / (RRF_K + limit - 1) - 1.0 / (RRF_K + limit)
