@@ -27,7 +27,7 @@ from memvara import (
 from memvara._domain.model import TimeQuery
 from memvara.store.sqlite._migrations import APPLICATION_ID, SCHEMA_VERSION
 from memvara.store.sqlite import CHECKPOINT_PAGES
-from memvara.store.sqlite.store import _translate
+from memvara.store.sqlite._translate import translate
 
 from .conftest import JAN, NOW, Clock, embed_all
 from .schema_history import SCHEMA_4_INDEXES
@@ -355,7 +355,7 @@ def test_backend_errors_are_translated() -> None:
         "something else": StoreError,
     }
     for message, kind in cases.items():
-        assert type(_translate(sqlite3.OperationalError(message))) is kind
+        assert type(translate(sqlite3.OperationalError(message))) is kind
 
 
 def test_the_tracer_sees_every_statement(tmp_path: Path, clock: Clock) -> None:
@@ -711,7 +711,7 @@ def test_a_claim_without_a_vector_below_the_watermark_is_reported(mem: Memvara) 
 def test_write_side_reads_check_content_not_just_its_hash(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memvara.store.sqlite.store as backend
+    import memvara.store.sqlite._episodes as backend
 
     mem.add("I live in Berlin")
     store = mem.store

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import memvara.store.sqlite.store as sqlite_module
+import memvara.store.sqlite._translate as translating
 from memvara import (
     Claim,
     Memvara,
@@ -172,27 +172,27 @@ def test_a_busy_answer_is_retried_with_backoff_until_the_timeout(
     """Switching a new file to WAL can get SQLITE_BUSY at once, without SQLite's busy
     handler, when another process switches it at the same moment."""
     pauses: list[float] = []
-    monkeypatch.setattr(sqlite_module, "_sleep", pauses.append)
+    monkeypatch.setattr(translating, "_sleep", pauses.append)
     answers = [sqlite3.OperationalError("database is locked")] * 7
 
     def step() -> None:
         if answers:
             raise answers.pop()
 
-    sqlite_module._retry_busy(step, timeout=60)
+    translating.retry_busy(step, timeout=60)
     assert pauses == [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.05]
 
     def broken() -> None:
         raise sqlite3.OperationalError("no such table: x")
 
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
-        sqlite_module._retry_busy(broken, timeout=60)  # only "locked" is retried
+        translating.retry_busy(broken, timeout=60)  # only "locked" is retried
 
     def locked() -> None:
         raise sqlite3.OperationalError("database is locked")
 
     with pytest.raises(sqlite3.OperationalError, match="locked"):
-        sqlite_module._retry_busy(locked, timeout=0)
+        translating.retry_busy(locked, timeout=0)
     assert len(pauses) == 7
 
 

@@ -203,8 +203,8 @@ def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
     assert [row[1] for row in fast[:5]] == ["Lisbon", "Oslo", "tea", "Rome", "Pisa"]
     assert [row[1:] for row in fast[5:7]] == [("Berlin", JUN), ("Rome", JUN)]
     assert fast[7:] == [("Rome", "ended", "cy"), ("Pisa", "live", "cy")]
-    monkeypatch.delattr(SQLiteStore, "slot_claims_across")
-    monkeypatch.delattr(SQLiteStore, "insert_claim_ids")
+    monkeypatch.setattr(SQLiteStore, "slot_claims_across", None)  # None: absent (see base)
+    monkeypatch.setattr(SQLiteStore, "insert_claim_ids", None)
     assert _batch_across_scopes(Memvara(clock=Clock(NOW))) == fast
 
 
@@ -278,7 +278,7 @@ def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
     assert citing == [[berlin[0]], [berlin[0]]]  # each source indexed once, on Berlin
     assert isinstance(stats, dict) and stats["embeddings"] == 5 and watermark == "5"
     assert held[3]  # the search found the live value
-    monkeypatch.delattr(SQLiteStore, "write_claim")
+    monkeypatch.setattr(SQLiteStore, "write_claim", None)  # None: absent (see base)
     assert _single_writes(Memvara(clock=Clock(NOW))) == fast
 
 

@@ -50,7 +50,10 @@ from ._rows import with_id as with_id
 from ._vectors import VectorFile as VectorFile
 from ._vectors import dot as dot
 from ._vectors import read_header as read_header
-from .store import CHECKPOINT_PAGES, MIN_SQLITE, TEXT_INDEX_BATCH, SQLiteStore, content_hash
+from ._connections import CHECKPOINT_PAGES, MIN_SQLITE
+from ._core import TEXT_INDEX_BATCH
+from ._episodes import content_hash
+from .store import SQLiteStore
 
 __all__ = [
     "APPLICATION_ID",

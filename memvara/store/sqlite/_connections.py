@@ -1,0 +1,325 @@
+"""The base of ``SQLiteStore``: its connections, transactions and read snapshots.
+
+One writer connection behind a lock; reads on per-thread connections, so a read never
+queues behind a write (an in-memory database has one connection, shared under the lock).
+Every ``sqlite3`` exception met here is raised as a ``StoreError`` (``translate``).
+
+``SQLiteStore`` is one class made of parts (see ``store.py``): this one holds the state
+every other part reads through ``self``, and the ways to reach the database: ``_query``
+for a read, ``_writing()`` for a write inside this thread's transaction (opening one
+when there is none), ``_write_side_query`` for a read that belongs to a write.
+
+Works on SQLite 3.35 and newer (CPython here links 3.40.1); nothing newer is required.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from ..._errors import ClosedError, NotAStoreError, ReadOnlyStoreError, StoreError
+from . import _bm25
+from ._translate import is_busy, retry_busy, translate
+
+__all__ = ["CHECKPOINT_PAGES", "MEMORY", "MIN_SQLITE", "Connections"]
+
+MIN_SQLITE = (3, 35, 0)
+MEMORY = ":memory:"
+"""The path of a store that lives in memory, on one shared connection."""
+
+CHECKPOINT_PAGES = 4000
+"""The writer copies the write-ahead log into the database once it holds this many pages
+(16 MiB at 4 KiB; SQLite's default is 1,000). A checkpoint costs two ``fdatasync`` calls
+(~3 ms each on this project's machine) plus one write per distinct page, and a revising
+``remember()`` appends ~8 pages, mostly the same hot ones: at 100k claims, 1,000 pages
+were 116 commits and 335 distinct pages, 4,000 pages are 464 commits and 1,003 distinct
+pages. So per write, a quarter of the syncs and three quarters of the copying, for a
+larger pause once every few hundred writes."""
+
+
+class _Translating:
+    """The writer's connection inside this thread's own write transaction, with
+    ``sqlite3`` errors raised as memvara's. A class, not a ``contextmanager``
+    generator: a single write enters three of these, and the generator's machinery cost
+    ~5% of its instructions (callgrind)."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self._conn
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, sqlite3.Error):
+            raise translate(exc) from exc
+
+
+class _Transaction:
+    """``SQLiteStore.transaction()``; a class for the same reason as ``_Translating``."""
+
+    __slots__ = ("_store", "_opened")
+
+    def __init__(self, store: Connections) -> None:
+        self._store = store
+        self._opened = (0, 0)
+
+    def __enter__(self) -> None:
+        self._opened = self._store._begin()
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        self._store._end(*self._opened, failed=exc is not None)
+
+
+class Connections:
+    """Connections, transactions and snapshots: the part of ``SQLiteStore`` every other
+    part stands on (see ``SQLiteStore`` for the arguments)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = MEMORY,
+        *,
+        busy_timeout: float = 30.0,
+        tracer: Callable[[str, Sequence[object]], None] | None = None,
+    ) -> None:
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            raise StoreError(
+                f"SQLite {sqlite3.sqlite_version} is too old; memvara needs 3.35 or newer"
+            )
+        self._path = os.fspath(path)
+        self._memory = self._path == MEMORY
+        self._busy = busy_timeout
+        self._tracer = tracer
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._depth = 0
+        self._owner: int | None = None
+        self._after_commit: list[Callable[[], None]] = []
+        self._closed = False
+        self._writer = self._connect(readonly=False)
+
+    def _connect(self, *, readonly: bool) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self._path, timeout=self._busy, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise translate(exc) from exc
+        try:
+            if not self._memory and not readonly:
+                retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL"), self._busy)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            # Page cache, in KiB (SQLite's default is 2 MiB): slot lookups and closures
+            # touch random pages of the indexes, so a revising write at 100k claims
+            # stops waiting on the OS for them. Filled only as pages are read.
+            conn.execute(f"PRAGMA cache_size = {-16384 if readonly else -65536}")
+            conn.execute("PRAGMA secure_delete = ON")
+            if readonly:
+                conn.execute("PRAGMA query_only = ON")
+            else:
+                conn.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if is_busy(exc):  # another process held the new file past the busy timeout
+                raise translate(exc) from exc
+            folder = os.path.dirname(os.path.abspath(self._path))
+            if "unable to open" in str(exc) and not os.access(folder, os.W_OK):
+                raise ReadOnlyStoreError(
+                    f"{folder}: the store's folder cannot be written, and SQLite keeps its"
+                    " write-ahead log (-wal, -shm) beside the database"
+                ) from exc
+            raise NotAStoreError(f"{self._path}: not a memvara store ({exc})") from exc
+        if self._tracer is not None:
+            tracer = self._tracer
+            conn.set_trace_callback(lambda sql: tracer(sql, ()))
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        """The connection this thread should use right now."""
+        if self._closed:
+            raise ClosedError("the store is closed")
+        if self._memory or self._owner == threading.get_ident():
+            return self._writer
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect(readonly=True)
+            self._local.conn = conn
+            with self._readers_lock:  # not the write lock: a reader never waits on a writer
+                self._readers.append(conn)
+        return conn
+
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection for a read, holding the lock only where one must be shared."""
+        if self._owner == threading.get_ident() and not self._closed:
+            return _Translating(self._writer)  # inside this thread's write: no lock to take
+        return self._shared_read()
+
+    @contextmanager
+    def _shared_read(self) -> Iterator[sqlite3.Connection]:
+        try:
+            if self._memory:
+                with self._lock:
+                    yield self._conn()
+            else:
+                yield self._conn()
+        except sqlite3.Error as exc:
+            raise translate(exc) from exc
+
+    def _write_side_query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """A read that belongs to a write (duplicate checks, the vector backlog): on the
+        writer's connection, whose page cache the last write left warm. A reader's cache
+        is dropped whenever another connection commits, which cost ~0.3 ms a query here."""
+        with self._lock:
+            if self._closed:
+                raise ClosedError("the store is closed")
+            try:
+                return self._writer.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise translate(exc) from exc
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        with self._reading() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _search_reads(self) -> Iterator[tuple[_bm25.Query, bool]]:
+        """The reads behind one candidate list, in one snapshot, and whether they are
+        settled: ``False`` inside this thread's write transaction, where the text index
+        may hold changes its records do not show yet."""
+        with self._snapshot():
+            yield self._query, self._owner != threading.get_ident()
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction: ``BEGIN IMMEDIATE`` outermost, ``SAVEPOINT`` nested."""
+        return _Transaction(self)
+
+    def _begin(self) -> tuple[int, int]:
+        """Take the lock and open a transaction or savepoint; its depth and the
+        after-commit mark, for ``_end``. The lock is held until ``_end``."""
+        self._lock.acquire()
+        try:
+            if self._closed:
+                raise ClosedError("the store is closed")
+            depth = self._depth
+            try:
+                self._writer.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            except sqlite3.Error as exc:
+                raise translate(exc) from exc
+        except BaseException:
+            self._lock.release()
+            raise
+        self._depth = depth + 1
+        self._owner = threading.get_ident()  # "this thread is inside its own write"
+        return depth, len(self._after_commit)
+
+    def _end(self, depth: int, mark: int, *, failed: bool) -> None:
+        """Commit what ``_begin`` opened, or roll it back if it ``failed``; release."""
+        try:
+            if failed:
+                self._rollback(depth, mark)
+            else:
+                self._commit(depth)
+        finally:
+            self._depth = depth
+            if depth == 0:
+                self._owner = None
+            self._lock.release()
+
+    def _rollback(self, depth: int, mark: int) -> None:
+        conn = self._writer
+        try:
+            if depth == 0:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO sp{depth}")
+                conn.execute(f"RELEASE sp{depth}")
+        except sqlite3.Error:  # pragma: no cover - SQLite already rolled back on its own
+            pass
+        del self._after_commit[mark:]  # what a rolled-back step scheduled never happened
+
+    def _commit(self, depth: int) -> None:
+        try:
+            self._writer.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        except sqlite3.Error as exc:  # pragma: no cover - COMMIT fails only on I/O errors
+            self._rollback(depth, 0 if depth == 0 else len(self._after_commit))
+            raise translate(exc) from exc
+        if depth == 0:
+            hooks, self._after_commit = self._after_commit, []
+            for hook in hooks:
+                hook()
+
+    def _writing(self) -> AbstractContextManager[sqlite3.Connection]:
+        """The writer inside a transaction, opening one only if this thread has none.
+
+        A store method called inside a caller's transaction needs no savepoint of its
+        own: if it fails, the exception unwinds through the caller's transaction. (Only
+        this thread sets ``_owner`` to itself, under the lock it then holds, so reading
+        it without the lock cannot mistake another thread's write for its own.)
+        """
+        if self._owner == threading.get_ident():  # set only while _depth > 0
+            return _Translating(self._writer)
+        return self._new_write()
+
+    @contextmanager
+    def _new_write(self) -> Iterator[sqlite3.Connection]:
+        with self.transaction():
+            try:
+                yield self._writer
+            except sqlite3.Error as exc:
+                raise translate(exc) from exc
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has run."""
+        return self._closed
+
+    @property
+    def path(self) -> str:
+        """The database path (``":memory:"`` for an in-memory store)."""
+        return self._path
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Reads inside see one state of the store; see ``Store.snapshot``."""
+        return self._snapshot()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        if self._memory:
+            with self._lock:  # one shared connection: hold it, no write can interleave
+                with self._ranking():
+                    yield
+            return
+        conn = self._conn()
+        if conn.in_transaction:  # inside a write, or a snapshot already open here
+            yield
+            return
+        try:
+            conn.execute("BEGIN")  # WAL: the first read fixes what every later one sees
+        except sqlite3.Error as exc:  # pragma: no cover - BEGIN DEFERRED takes no lock
+            raise translate(exc) from exc
+        try:
+            with self._ranking():
+                yield
+        finally:
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def _ranking(self) -> Iterator[None]:
+        """For one snapshot: the rank fields of the claims its vector and text searches
+        returned (the queries that admit a row read it anyway), so ``rank_fields`` asks
+        SQL only for the rest. Kept per thread; a nested snapshot shares its outer one's."""
+        if getattr(self._local, "ranked", None) is not None:
+            yield
+            return
+        self._local.ranked = {}
+        try:
+            yield
+        finally:
+            self._local.ranked = None
