@@ -11,6 +11,7 @@ import typing
 
 from ._facade.aio import AsyncMemvara, AsyncScopedMemvara
 from ._domain.entities import entity_key
+from ._domain.time import parse_instant
 from ._errors import (
     BackgroundWriteError,
     ClaimNotFoundError,
@@ -28,20 +29,8 @@ from ._errors import (
     StoreLockedError,
 )
 from ._facade.memvara import Memvara, ScopedMemvara
-from ._domain.model import (
-    MEMORY_TYPES,
-    STATES,
-    Claim,
-    Episode,
-    Explanation,
-    Path,
-    Provenance,
-    Retrieved,
-    Scope,
-    Skip,
-    State,
-    WriteReceipt,
-)
+from ._domain.model import MEMORY_TYPES, STATES, Claim, Episode, Scope, State
+from ._domain.results import Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt
 from .embed import Embedder, HashingEmbedder
 from .llm import LLM, DegradedExtractionWarning, LLMError, NullLLM
 from .redact import BasicRedactor, Redactor
@@ -113,6 +102,7 @@ __all__ = [
     "WriteReceipt",
     "__version__",
     "entity_key",
+    "parse_instant",
 ]
 
 

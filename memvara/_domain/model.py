@@ -6,30 +6,26 @@ mutable crosses it, so a caller holding a ``Claim`` can never observe a later wr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
 from .._errors import InvalidArgumentError
+from .time import iso, parse_instant
 
 __all__ = [
     "MEMORY_TYPES",
     "STATES",
     "Claim",
     "Episode",
-    "Explanation",
-    "Path",
-    "Provenance",
-    "Retrieved",
     "Scope",
-    "Skip",
     "State",
     "TimeQuery",
-    "WriteReceipt",
     "assemble_claim",
-    "assemble_receipt",
     "assemble_scope",
+    "fields_dict",
+    "plain",
     "set_new_claim_id",
 ]
 
@@ -50,6 +46,57 @@ _LEVELS = ("tenant", "user", "agent", "session")
 
 Meta = Mapping[str, object]
 """JSON-serializable metadata carried by a claim."""
+
+
+def plain(value: object) -> Any:
+    """``value`` in JSON's types: instants as ISO-8601 with their offset, tuples as
+    lists, mappings as objects, and anything with a ``to_dict()`` as its dict."""
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, (tuple, list)):
+        return [plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) else value
+
+
+def fields_dict(value: object) -> dict[str, Any]:
+    """A dataclass's fields, each made ``plain``."""
+    return {f.name: plain(getattr(value, f.name)) for f in fields(value)}  # type: ignore[arg-type]
+
+
+def _taken(data: object, kind: str, known: Collection[str]) -> Mapping[str, object]:
+    """``data`` checked to be a mapping with only ``known`` keys (``from_dict``)."""
+    if not isinstance(data, Mapping):
+        raise InvalidArgumentError(kind, f"expected a dict, got {type(data).__name__}")
+    unknown = sorted(str(key) for key in data if key not in known)
+    if unknown:
+        raise InvalidArgumentError(f"{kind}.{unknown[0]}", f"not a field of {kind}")
+    return data
+
+
+def _string(data: Mapping[str, object], kind: str, key: str, default: str | None = None,
+            *, optional: bool = False) -> Any:
+    value = data.get(key, default)
+    if value is None and (optional or default is not None):
+        return value
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{kind}.{key}", f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _instant(data: Mapping[str, object], kind: str, key: str) -> datetime | None:
+    value = data.get(key)
+    return None if value is None else parse_instant(value, f"{kind}.{key}")
+
+
+def _number(data: Mapping[str, object], kind: str, key: str, default: float, integer: bool) -> Any:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        raise InvalidArgumentError(
+            f"{kind}.{key}", f"expected {'an integer' if integer else 'a number'}, got {value!r:.40}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +141,17 @@ class Scope:
     def __str__(self) -> str:
         parts = [f"{lvl}={val}" for lvl, val in zip(_LEVELS, self.values()) if val is not None]
         return "/".join(parts) or "<root>"
+
+    def to_dict(self) -> dict[str, str | None]:
+        """``{"tenant": ..., "user": ..., "agent": ..., "session": ...}``."""
+        return dict(zip(_LEVELS, self.values()))
+
+    @classmethod
+    def from_dict(cls, data: object) -> Scope:
+        """The scope a ``to_dict()`` form names (missing levels unset)."""
+        taken = _taken(data, "scope", _LEVELS)
+        levels: list[Any] = [taken.get(level) for level in _LEVELS]
+        return cls(*levels)  # Scope checks each level
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +206,53 @@ class Claim:
             return "ended"
         return "live"
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field in JSON's types (instants as ISO-8601 with their offset), plus the
+        computed ``state``; ``Claim.from_dict`` reads it back."""
+        return {**fields_dict(self), "state": self.state}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Claim:
+        """The claim a ``to_dict()`` form describes (``state`` is computed, so it is
+        accepted and ignored). Instants must carry a UTC offset.
+
+        Raises:
+            InvalidArgumentError: a missing or mistyped field, or an unknown key; the
+                message names it (``claim.valid_from``).
+        """
+        d = _taken(data, "claim", (*_CLAIM_FIELDS, "state"))
+        sources = d.get("sources", ())
+        if not isinstance(sources, (list, tuple)) or not all(isinstance(s, str) for s in sources):
+            raise InvalidArgumentError("claim.sources", "expected a list of strings")
+        meta = d.get("meta", {})
+        if not isinstance(meta, Mapping):
+            raise InvalidArgumentError("claim.meta", f"expected a dict, got {type(meta).__name__}")
+        return cls(
+            subject=_string(d, "claim", "subject"), predicate=_string(d, "claim", "predicate"),
+            object=_string(d, "claim", "object"), valid_from=_instant(d, "claim", "valid_from"),
+            valid_to=_instant(d, "claim", "valid_to"),
+            recorded_at=_instant(d, "claim", "recorded_at"),
+            invalidated_at=_instant(d, "claim", "invalidated_at"),
+            invalidated_by=_string(d, "claim", "invalidated_by", optional=True),
+            polarity=_number(d, "claim", "polarity", 1, True),
+            confidence=float(_number(d, "claim", "confidence", 1.0, False)),
+            memory_type=_string(d, "claim", "memory_type", "semantic"), sources=tuple(sources),
+            text=_string(d, "claim", "text", ""), extractor=_string(d, "claim", "extractor", ""),
+            meta=dict(meta), scope=Scope.from_dict(d.get("scope", {})),
+            id=_string(d, "claim", "id", ""),
+            valid_to_known_at=_instant(d, "claim", "valid_to_known_at"),
+            observations=_number(d, "claim", "observations", 1, True),
+            salience=float(_number(d, "claim", "salience", 1.0, False)),
+        )
+
 
 def _setter(name: str) -> Callable[[Claim, Any], None]:
     """The slot descriptor's ``__set__`` for one of ``Claim``'s fields."""
     setter: Callable[[Claim, Any], None] = getattr(Claim, name).__set__
     return setter
 
+
+_CLAIM_FIELDS = tuple(f.name for f in fields(Claim))
 
 (_subject, _predicate, _object, _valid_from, _valid_to, _recorded_at, _invalidated_at,
  _invalidated_by, _polarity, _confidence, _memory_type, _sources, _text, _extractor, _meta,
@@ -238,6 +337,24 @@ class Episode:
     scope: Scope = field(default_factory=Scope)
     id: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field in JSON's types; ``Episode.from_dict`` reads it back."""
+        return fields_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> Episode:
+        """The turn a ``to_dict()`` form describes; instants must carry a UTC offset.
+
+        Raises:
+            InvalidArgumentError: a missing or mistyped field, or an unknown key.
+        """
+        d = _taken(data, "episode", ("content", "role", "ts", "recorded_at", "scope", "id"))
+        return cls(
+            content=_string(d, "episode", "content"), role=_string(d, "episode", "role", "user"),
+            ts=_instant(d, "episode", "ts"), recorded_at=_instant(d, "episode", "recorded_at"),
+            scope=Scope.from_dict(d.get("scope", {})), id=_string(d, "episode", "id", ""),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TimeQuery:
@@ -249,185 +366,3 @@ class TimeQuery:
 
     known_at: int
     valid_at: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class Skip:
-    """A turn a write dropped on purpose, and why."""
-
-    content: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class WriteReceipt:
-    """What one write did, and what it dropped.
-
-    ``closed`` is every claim the write closed on either clock: ``ended`` (the world
-    moved on) plus ``retired`` (the record was wrong). ``invalidated`` is the older name
-    of ``closed``.
-    """
-
-    added: tuple[Claim, ...] = ()
-    reinforced: tuple[Claim, ...] = ()
-    ended: tuple[Claim, ...] = ()
-    retired: tuple[Claim, ...] = ()
-    skipped: tuple[Skip, ...] = ()
-    unextracted: int = 0
-    llm_calls: int = 0
-    elapsed_ms: float = 0.0
-
-    @property
-    def closed(self) -> tuple[Claim, ...]:
-        """Claims this write closed, ended ones first."""
-        return self.ended + self.retired
-
-    @property
-    def invalidated(self) -> tuple[Claim, ...]:
-        """Alias of ``closed``, kept from the published API."""
-        return self.closed
-
-    def __repr__(self) -> str:
-        return (
-            f"<WriteReceipt +{len(self.added)} ~{len(self.reinforced)} -{len(self.closed)}"
-            f" skip={len(self.skipped)} llm={self.llm_calls} {self.elapsed_ms:.1f}ms>"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Explanation:
-    """Why a result ranked where it did: each retriever's rank and raw score, the fused
-    rank score, and the factors that rescaled it.
-
-    ``score = fused * recency * confidence * salience``; ``fused`` is the Reciprocal Rank
-    Fusion of the two ranks, scaled so a result first in both lists scores 1.
-    """
-
-    vector_rank: int | None
-    vector_score: float | None
-    bm25_rank: int | None
-    bm25_score: float | None
-    fused: float
-    recency: float
-    confidence: float
-    salience: float
-    score: float
-    rerank: float | None = None
-    """The reranker's score, when one reordered the top results."""
-
-    def summary(self) -> str:
-        """One line: ``vector#1(0.812) bm25#2(6.44) recency=0.98 conf=0.90 sal=1.25 -> 0.7431``."""
-        parts = []
-        if self.vector_rank is not None:
-            parts.append(f"vector#{self.vector_rank}({self.vector_score:.3f})")
-        if self.bm25_rank is not None:
-            parts.append(f"bm25#{self.bm25_rank}({self.bm25_score:.2f})")
-        parts.append(
-            f"recency={self.recency:.2f} conf={self.confidence:.2f} sal={self.salience:.2f}"
-            f" -> {self.score:.4f}"
-        )
-        if self.rerank is not None:
-            parts.append(f"rerank={self.rerank:.3f}")
-        return " ".join(parts)
-
-
-@dataclass(frozen=True, slots=True)
-class Retrieved:
-    """One search result: a claim, or (with ``include_episodes=True``) a raw turn."""
-
-    kind: Literal["claim", "episode"]
-    text: str
-    score: float
-    explain: Explanation
-    claim: Claim | None = None
-    episode: Episode | None = None
-
-    @property
-    def id(self) -> str:
-        """The claim's or the episode's id."""
-        item = self.claim if self.claim is not None else self.episode
-        return item.id if item is not None else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """Where a claim came from and what became of it, as believed at one instant
-    (``why()``'s answer)."""
-
-    claim: Claim
-    episodes: tuple[Episode, ...]
-    """The source turns still on record and visible here, in the order cited."""
-    superseded: tuple[Claim, ...]
-    """The claims this one closed: retired in its favour, or ended where it began."""
-    closed_by: Claim | None
-    """The claim that retired or ended this one, if any (``None`` for a plain
-    ``delete()``/``forget()``, or a closer this scope cannot see)."""
-
-    @property
-    def extractor(self) -> str:
-        """What produced the claim and its version (``"rules:v1"``, ``"llm"``, ``""``
-        for a direct ``remember()``)."""
-        return self.claim.extractor
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        """Every source the claim cites, episodes or not, as recorded."""
-        return self.claim.sources
-
-
-@dataclass(frozen=True, slots=True)
-class Path:
-    """A chain of claims linking entities, every hop read at one pinned instant.
-
-    ``nodes`` are folded entity keys (two spellings of one entity are one node);
-    ``labels`` are the names as the claims store them; ``forward[i]`` says whether hop
-    ``i`` was walked from the claim's subject to its object. A path with no claims
-    joins two names of one entity.
-    """
-
-    claims: tuple[Claim, ...]
-    nodes: tuple[str, ...]
-    labels: tuple[str, ...]
-    forward: tuple[bool, ...]
-    score: float
-
-    @property
-    def hops(self) -> int:
-        """How many claims the path walks."""
-        return len(self.claims)
-
-    def render(self) -> str:
-        """``alice -reports_to-> Dana -works_at-> Kovac Labs``; a hop walked against the
-        claim's direction reads ``Kovac Labs <-works_at- dana``."""
-        parts = [_one_line(self.labels[0])]
-        for claim, label, forward in zip(self.claims, self.labels[1:], self.forward):
-            arrow = f"-{claim.predicate}->" if forward else f"<-{claim.predicate}-"
-            parts += [arrow, _one_line(label)]
-        return " ".join(parts)
-
-
-def _one_line(text: str) -> str:
-    """A label on one line: a stored name cannot break a rendered path in two."""
-    return " ".join(text.split())
-
-
-(_added, _reinforced, _ended, _retired, _skipped, _unextracted, _llm_calls, _elapsed_ms) = (
-    getattr(WriteReceipt, f.name).__set__ for f in fields(WriteReceipt))
-
-
-def assemble_receipt(
-    added: tuple[Claim, ...], reinforced: tuple[Claim, ...], ended: tuple[Claim, ...],
-    retired: tuple[Claim, ...], elapsed_ms: float,
-) -> WriteReceipt:
-    """``WriteReceipt(...)`` for a structured write (nothing skipped, no model), set
-    slot by slot as ``assemble_claim`` does: every ``remember()`` returns one."""
-    receipt = _new(WriteReceipt)
-    _added(receipt, added)
-    _reinforced(receipt, reinforced)
-    _ended(receipt, ended)
-    _retired(receipt, retired)
-    _skipped(receipt, ())
-    _unextracted(receipt, 0)
-    _llm_calls(receipt, 0)
-    _elapsed_ms(receipt, elapsed_ms)
-    return receipt

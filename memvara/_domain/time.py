@@ -8,12 +8,22 @@ timezone-aware UTC. ``None`` as an interval end means "open": +infinity.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from .._errors import InvalidTimeError
 
-__all__ = ["Clock", "from_micros", "now_micros", "optional_micros", "system_clock", "to_micros"]
+__all__ = [
+    "Clock",
+    "from_micros",
+    "iso",
+    "now_micros",
+    "optional_micros",
+    "parse_instant",
+    "system_clock",
+    "to_micros",
+]
 
 Clock = Callable[[], datetime]
 """A zero-argument callable returning the current instant; injectable for tests."""
@@ -83,3 +93,47 @@ def from_micros(value: int) -> datetime:
 def now_micros(clock: Clock) -> int:
     """Read an injected clock, validating what it returns."""
     return to_micros(clock(), "clock()")
+
+
+_INSTANT = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,6}))?"
+    r"(Z|z|[+-]\d{2}:?\d{2})"
+)
+
+
+def parse_instant(text: object, argument: str = "text") -> datetime:
+    """The instant an ISO-8601 string names, which must carry a UTC offset
+    (``2026-06-24T09:30:00+02:00``, or ``Z`` for UTC): a JSON form, a CLI option or a
+    tool argument never leaves the zone to a guess. The same on every supported Python.
+
+    Raises:
+        InvalidTimeError: not a string, not ISO-8601, or without an offset; the message
+            names ``argument``.
+    """
+    if not isinstance(text, str):
+        raise InvalidTimeError(argument, f"expected an ISO-8601 string, got {type(text).__name__}")
+    match = _INSTANT.fullmatch(text.strip())
+    if match is None:
+        raise InvalidTimeError(
+            argument, f"expected an ISO-8601 instant with a UTC offset, such as"
+            f" 2026-06-24T09:30:00+00:00, got {text!r:.60}")
+    day, clock, fraction, offset = match.groups()
+    if offset in ("Z", "z"):
+        offset = "+00:00"
+    elif ":" not in offset:
+        offset = f"{offset[:3]}:{offset[3:]}"
+    normal = f"{day}T{clock}{'.' + fraction.ljust(6, '0') if fraction else ''}{offset}"
+    try:
+        return datetime.fromisoformat(normal)
+    except ValueError as exc:  # a day or hour out of range
+        raise InvalidTimeError(argument, f"{text!r:.60} is not a valid instant: {exc}") from None
+
+
+def iso(value: datetime | None) -> str | None:
+    """An instant as ISO-8601 with its offset (a naive one is read as UTC, as everywhere
+    in the API); ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        value = value.replace(tzinfo=_UTC)
+    return value.isoformat()

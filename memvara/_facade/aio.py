@@ -30,7 +30,8 @@ from types import MethodType, TracebackType
 from typing import Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 from .._domain.args import UNSET, ScopeArg
-from .._domain.model import Scope, WriteReceipt
+from .._domain.model import Scope
+from .._domain.results import WriteReceipt
 from .._errors import InvalidArgumentError
 from ..embed import Embedder
 from ..schema import PredicateRegistry

@@ -9,7 +9,8 @@ from datetime import datetime
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg, resolve_states, resolve_time
 from .._domain.entities import entity_key
-from .._domain.model import Claim, Path, Provenance, Retrieved
+from .._domain.model import Claim
+from .._domain.results import Path, Provenance, Retrieved
 from .._errors import InvalidArgumentError
 from .._read import graph
 from .._read.graph import MAX_DEPTH

@@ -11,7 +11,8 @@ from typing import Literal, overload
 
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg
-from .._domain.model import Claim, Scope, WriteReceipt
+from .._domain.model import Claim, Scope
+from .._domain.results import WriteReceipt
 from .._errors import InvalidArgumentError
 from .._write.background import frozen_turns
 from .._write.consolidate import consolidate as consolidate_store

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from .._domain.model import Claim, Path, Scope, TimeQuery
+from .._domain.model import Claim, Scope, TimeQuery
+
+from .._domain.results import Path
 from .._errors import InvalidArgumentError
 from ..schema import PredicateRegistry
 from ..store.base import Store

@@ -6,7 +6,9 @@ are one consistent state even while writers commit.
 
 from __future__ import annotations
 
-from .._domain.model import Claim, Provenance, Scope, TimeQuery
+from .._domain.model import Claim, Scope, TimeQuery
+
+from .._domain.results import Provenance
 from .._domain.time import to_micros
 from ..store.base import Store
 

@@ -28,7 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .answer_types import asks_time, says_time
-from .._domain.model import Claim, Episode, Explanation, Retrieved, Scope, TimeQuery
+from .._domain.model import Claim, Episode, Scope, TimeQuery
+from .._domain.results import Explanation, Retrieved
 from .query_dates import named_spans
 from .weights import CANDIDATES, RRF_K, WEIGHTS, Weights
 from .._domain.time import to_micros

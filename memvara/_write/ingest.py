@@ -33,7 +33,8 @@ from .._domain import args as _args
 from . import gate as _gate
 from . import rules as _rules
 from .._errors import InvalidArgumentError
-from .._domain.model import Claim, Episode, Scope, Skip, WriteReceipt
+from .._domain.model import Claim, Episode, Scope
+from .._domain.results import Skip, WriteReceipt
 from .scripts import script_of
 from .._domain.time import from_micros, to_micros
 from ..llm import LLM, LLMError

@@ -19,9 +19,8 @@ import numpy.typing as npt
 from .._domain import args as _args
 from .._domain.entities import entity_key
 from .._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError, StoreError
-from .._domain.model import (
-    Claim, Episode, Scope, WriteReceipt, assemble_claim, assemble_receipt, set_new_claim_id,
-)
+from .._domain.model import Claim, Episode, Scope, assemble_claim, set_new_claim_id
+from .._domain.results import WriteReceipt, assemble_receipt
 from .reconcile import Plan, plan_write
 from .._domain.time import Clock, from_micros, now_micros, optional_micros, to_micros
 from ..embed import Embedder, HashingEmbedder
