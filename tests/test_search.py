@@ -17,6 +17,7 @@ from memvara import (
     STATES, Claim, Episode, HashingEmbedder, InvalidArgumentError, Memvara, SQLiteStore,
 )
 from memvara._domain.model import TimeQuery
+from memvara._domain.terms import query_terms
 from memvara._read import retrieve
 from memvara._read.weights import WEIGHTS
 from memvara._domain.time import to_micros
@@ -24,6 +25,7 @@ from memvara.store.sqlite._fts import match_any
 from memvara.store.sqlite._rows import claim_rowid
 
 from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM, embed_all
+from .store_without import store_without
 
 
 def _texts(mem: Memvara, query: str, **kwargs: object) -> list[str]:
@@ -161,8 +163,12 @@ def test_fts_syntax_words_are_searched_for_literally(mem: Memvara) -> None:
     mem.remember("user", "likes", "tea")
     hit = mem.search("NEAR", k=1)[0]
     assert hit.text == "user said NEAR the AND gate" and hit.explain.bm25_rank == 1
-    assert match_any('a "quoted" NEAR(x, y) text:z') == '"quoted" OR "near" OR "x" OR "y" OR "text" OR "z"'
-    assert match_any("the of and ...") is None
+    assert query_terms('a "quoted" NEAR(x, y) text:z') == ["quoted", "near", "x", "y", "text", "z"]
+    assert match_any(query_terms('a "quoted" NEAR(x, y) text:z')) == (
+        '"quoted" OR "near" OR "x" OR "y" OR "text" OR "z"')
+    assert query_terms("the of and ...") == [] and match_any([]) is None
+    # whatever a caller passes, a term is a quoted literal, never syntax
+    assert match_any(['a"b', "NEAR(x", "*"]) == '"a""b" OR "NEAR(x" OR "*"'
 
 
 @pytest.mark.parametrize(("kwargs", "argument"), [
@@ -185,8 +191,8 @@ def test_bad_search_arguments_are_refused(mem: Memvara, kwargs: dict[str, object
 
 def test_a_long_query_keeps_its_first_32_content_words(mem: Memvara) -> None:
     words = [f"w{i}" for i in range(40)]
-    match = match_any(" ".join(words))
-    assert match is not None and match.count(" OR ") == 31 and '"w31"' in match and "w32" not in match
+    terms = query_terms(" ".join(words))
+    assert terms == words[:32]
     mem.remember("user", "likes", "w39 only")
     assert mem.search(" ".join(words), k=1)[0].explain.bm25_rank is None  # w39 was not asked
 
@@ -268,15 +274,16 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
 
 
 def test_a_store_with_no_text_index_to_flush_still_has_a_search_embed_its_backlog(
-    mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+    clock: Clock,
 ) -> None:
-    # flush_text_index() is optional: a store whose text index never lags has none.
-    monkeypatch.setattr(mem.store, "flush_text_index", None)
-    claim = mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE").added[0]
-    (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
-    assert hit.claim == claim and hit.explain.vector_rank == 1
-    assert hit.explain.bm25_rank is None  # SQLiteStore's index does lag: unflushed here
-    assert mem.stats()["embeddings"] == 1
+    # flush_text_index() is optional (DeferredTextIndexStore): a store whose text index
+    # never lags has none.
+    with Memvara(store=store_without("flush_text_index")(), clock=clock) as mem:
+        claim = mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE").added[0]
+        (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
+        assert hit.claim == claim and hit.explain.vector_rank == 1
+        assert hit.explain.bm25_rank is None  # SQLiteStore's index does lag: unflushed here
+        assert mem.stats()["embeddings"] == 1
 
 
 def test_a_stale_claim_id_gets_no_cosine_from_the_row_its_rowid_names(mem: Memvara) -> None:
@@ -294,7 +301,7 @@ def test_a_stale_claim_id_gets_no_cosine_from_the_row_its_rowid_names(mem: Memva
 
 
 def test_claim_similarities_are_the_cosines_of_the_claims_asked(
-    mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+    mem: Memvara, clock: Clock, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for i in range(12):
         mem.remember(f"user_{i}", "likes", f"green tea number {i}")
@@ -320,8 +327,10 @@ def test_claim_similarities_are_the_cosines_of_the_claims_asked(
     monkeypatch.setattr(store, "search_claims_vector", recorded)
     with_cosines = [r.text for r in mem.search("green tea", k=5)]
     assert asked == []
-    monkeypatch.setattr(store, "claim_similarities", None)
-    assert [r.text for r in mem.search("green tea", k=5)] == with_cosines
+    # (A memory checks its store's fast paths once, when it is built.)
+    monkeypatch.setattr(store, "__class__", store_without("claim_similarities"))
+    without = Memvara(store=store, clock=clock)  # closed by mem: the same store
+    assert [r.text for r in without.search("green tea", k=5)] == with_cosines
     assert asked == [6]
 
 
@@ -396,8 +405,9 @@ def test_every_turn_the_text_list_holds_gets_a_vector_rank(
         assert store.episode_similarities(["e-missing"], query) == {}  # no such turn
         # A store without the method (it is optional) still searches: the reply is then
         # ranked by its neighbour's words alone, as before.
-        monkeypatch.setattr(store, "episode_similarities", None)
-        found = mem.search("pottery class", k=12, include_episodes=True)
+        monkeypatch.setattr(store, "__class__", store_without("episode_similarities"))
+        without = Memvara(store=store, clock=clock, llm=FakeLLM(), embedder=_Meanings())
+        found = without.search("pottery class", k=12, include_episodes=True)
         reply = next(r for r in found if r.text == "Melanie: we were awestruck, honestly")
         assert reply.explain.bm25_rank == 2 and reply.explain.vector_rank is None
     with Memvara(clock=clock, llm=FakeLLM()) as lexical:  # hashed vectors only break ties
@@ -604,7 +614,7 @@ def test_with_every_turn_factor_off_turns_rank_on_bm25_and_are_read_once(
         mem.search("warm up")  # index the turns
         store = mem.store
         raw = store.search_episodes_text(mem.default_scope, TimeQuery(2**62, None),
-                                         match_any("pottery") or "", 10)
+                                         query_terms("pottery"), 10)
         bm25 = {store.episodes_by_ids([key])[key].content: score for key, score in raw}
         retriever = mem._core.retriever
         monkeypatch.setattr(retriever, "weights", replace(

@@ -22,10 +22,12 @@ from memvara import STATES, Claim, Memvara, SQLiteStore
 from memvara._domain.model import Scope, TimeQuery
 from memvara._read.retrieve import _ordered, _tiebreak
 from memvara.store.sqlite import _bm25, _nearest, _signs, _sparse, _vectors
+from memvara._domain.terms import query_terms
 from memvara.store.sqlite._fts import match_any
 from memvara.store.sqlite._vectors import VectorFile
 
 from .conftest import Clock
+from .store_without import store_without
 
 OLD = datetime(2020, 1, 1, tzinfo=timezone.utc)
 _PREDICATES = (("lives_in", "city_{}"), ("works_at", "org_{}"), ("likes", "thing_{}"),
@@ -114,10 +116,11 @@ def test_text_candidates_agree_with_scoring_every_row(
     store = _store(big)
     where, params = store._claim_filter(scope, tq, states, None)
     for query in QUERIES:
-        match = match_any(query)
+        terms = query_terms(query)
+        match = match_any(terms)  # what the store asks FTS5 for
         assert match is not None
         for limit in (3, 12, 50):
-            got = store.search_claims_text(scope, tq, states, None, match, limit)
+            got = store.search_claims_text(scope, tq, states, None, terms, limit)
             every = _plain_text(store, where, params, match, 10_000)
             scores = dict(every)
             assert len(got) == min(limit, len(every)), query
@@ -159,12 +162,12 @@ def test_a_common_word_alone_fills_the_list_from_the_window(
     tq = TimeQuery(2**62, None)
     # "lives" is common and "user" is in every row: no rare phrase, so the list is the
     # window's best, and only rows of the live view.
-    got = store.search_claims_text(Scope(), tq, ("live",), None, '"user" OR "lives"', 10)
+    got = store.search_claims_text(Scope(), tq, ("live",), None, ["user", "lives"], 10)
     where, params = store._claim_filter(Scope(), tq, ("live",), None)
     admitted = dict(_plain_text(store, where, params, '"user" OR "lives"', 10_000))
     assert len(got) == 10 and all(key in admitted for key, _ in got)
     # Only floor phrases match the rest: filled, scored 0 (FTS5 gives them ~1e-6).
-    got = store.search_claims_text(Scope(), tq, ("live",), None, '"user" OR "durian"', 700)
+    got = store.search_claims_text(Scope(), tq, ("live",), None, ["user", "durian"], 700)
     assert len(got) == 602 and got[-1][1] == 0.0 and str(got[-1][1]) == "0.0"
 
 
@@ -187,7 +190,7 @@ def test_inside_a_write_transaction_the_plain_query_runs(big: Memvara, small_pla
 
         store._query = traced  # type: ignore[method-assign]
         try:
-            store.search_claims_text(Scope(), tq, ("live",), None, '"user" OR "7"', 5)
+            store.search_claims_text(Scope(), tq, ("live",), None, ["user", "7"], 5)
         finally:
             del store._query
     assert not any("_data" in sql for sql in seen)  # no plan: the records may lag
@@ -216,7 +219,7 @@ def test_one_common_word_is_scored_as_bm25_scores_it_without_recounting_it(
         tq = TimeQuery(2**62, None)
         where, params = store._claim_filter(Scope(), tq, ("live",), None)
         statements.clear()
-        got = store.search_claims_text(Scope(), tq, ("live",), None, '"7" OR "lives"', 30)
+        got = store.search_claims_text(Scope(), tq, ("live",), None, ["7", "lives"], 30)
         scored = [sql for sql in statements if "bm25(claims_fts)" in sql]
         assert len(scored) == (1 if cheap else 3)  # the rare phrase (both, the window)
         exact = dict(_plain_text(store, where, params, '"7" OR "lives"', 10_000))
@@ -245,7 +248,7 @@ def test_a_rare_word_whose_rows_lack_the_common_word_needs_no_rescoring(
         tq = TimeQuery(2**62, None)
         where, params = store._claim_filter(Scope(), tq, ("live",), None)
         statements.clear()
-        got = store.search_claims_text(Scope(), tq, ("live",), None, '"durian" OR "lives"', 5)
+        got = store.search_claims_text(Scope(), tq, ("live",), None, ["durian", "lives"], 5)
         searched = list(statements)
         exact = dict(_plain_text(store, where, params, '"durian" OR "lives"', 10_000))
     assert got[0] == (durian.id, exact[durian.id])  # bit for bit
@@ -266,7 +269,8 @@ def test_a_common_phrase_of_two_words_is_left_to_bm25(
     store = _store(big)
     tq = TimeQuery(2**62, None)
     where, params = store._claim_filter(Scope(), tq, ("live",), None)
-    got = store.search_claims_text(Scope(), tq, ("live",), None, '"7" OR "lives in"', 30)
+    # (a term of two words is a phrase: the store quotes each term whole)
+    got = store.search_claims_text(Scope(), tq, ("live",), None, ["7", "lives in"], 30)
     exact = dict(_plain_text(store, where, params, '"7" OR "lives in"', 10_000))
     alone = dict(_plain_text(store, where, params, '"lives in"', 10_000))
     with_seven = dict(_plain_text(store, where, params, '"7"', 10_000))
@@ -327,7 +331,7 @@ def test_rank_fields_of_claims_the_vector_probe_admitted_cost_no_query(
                 small_plans(monkeypatch)
             with store.snapshot():
                 matched = [cid for cid, _ in store.search_claims_text(
-                    Scope(), tq, STATES, None, match_any("where does user_7 live?") or "", 30)]
+                    Scope(), tq, STATES, None, query_terms("where does user_7 live?"), 30)]
                 statements.clear()
                 fields = store.rank_fields(matched)
                 assert not [s for s in statements if "FROM claims" in s]
@@ -664,9 +668,9 @@ def test_a_store_without_rank_fields_ranks_from_whole_claims(
                                        {"include_episodes": True}]
     fast = [[(r.text, r.score, r.explain) for r in big.search(q, k=7, **kw)]  # type: ignore[arg-type]
             for q in queries for kw in kwargs]
-    # rank_fields is optional (RankingStore): a memory over a store without it (a method
-    # set to None is absent to a protocol check) ranks from claims_at instead.
-    monkeypatch.setattr(SQLiteStore, "rank_fields", None)
+    # rank_fields is optional (RankingStore): a memory over the same store seen without
+    # it ranks from claims_at instead.
+    monkeypatch.setattr(big.store, "__class__", store_without("rank_fields"))
     without = Memvara(store=big.store, clock=clock)  # closed by big: the same store
     slow = [[(r.text, r.score, r.explain) for r in without.search(q, k=7, **kw)]  # type: ignore[arg-type]
             for q in queries for kw in kwargs]

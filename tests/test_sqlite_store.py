@@ -25,12 +25,21 @@ from memvara import (
     StoreLockedError,
 )
 from memvara._domain.model import TimeQuery
+from memvara.store import (
+    BulkWriteStore,
+    DeferredTextIndexStore,
+    RankingStore,
+    SimilarityStore,
+    SingleWriteStore,
+    Store,
+)
 from memvara.store.sqlite._migrations import APPLICATION_ID, SCHEMA_VERSION
 from memvara.store.sqlite import CHECKPOINT_PAGES
 from memvara.store.sqlite._translate import translate
 
 from .conftest import JAN, NOW, Clock, embed_all
 from .schema_history import SCHEMA_4_INDEXES
+from .store_without import OPTIONAL, store_without
 
 
 def test_a_new_file_is_wal_and_marked_as_ours(db_path: str) -> None:
@@ -738,3 +747,85 @@ def test_write_side_reads_after_close_or_on_a_broken_file_raise_memvara_errors(d
 def test_an_empty_add_writes_nothing(mem: Memvara) -> None:
     receipt = mem.add([])
     assert receipt.added == () and receipt.skipped == () and mem.stats()["episodes"] == 0
+
+
+# -- the seam: the core protocol and the optional fast paths ----------------------------
+OPTIONAL_PROTOCOLS = (
+    SingleWriteStore, BulkWriteStore, RankingStore, SimilarityStore, DeferredTextIndexStore)
+
+
+def test_sqlite_store_offers_every_optional_fast_path() -> None:
+    store = SQLiteStore()
+    try:
+        # Statically too: mypy checks each assignment against the protocol's signatures.
+        core: Store = store
+        single: SingleWriteStore = store
+        bulk: BulkWriteStore = store
+        ranking: RankingStore = store
+        similar: SimilarityStore = store
+        deferred: DeferredTextIndexStore = store
+        assert all(isinstance(s, Store) for s in (core, single, bulk, ranking, similar, deferred))
+        assert all(isinstance(store, protocol) for protocol in OPTIONAL_PROTOCOLS)
+        names = {name for protocol in OPTIONAL_PROTOCOLS for name in vars(protocol)
+                 if not name.startswith("_")}
+        assert names == set(OPTIONAL)
+    finally:
+        store.close()
+
+
+def _workload(mem: Memvara) -> list[object]:
+    """Single and batch writes, a supersession, a turn, searches and a history: what each
+    fast path serves, read back as plain values."""
+    done: list[object] = []
+    for city, start in (("Berlin", JAN), ("Lisbon", NOW)):
+        receipt = mem.remember("ada", "lives_in", city, valid_from=start, sources=["e1"])
+        done.append([(c.id, c.object, c.valid_to) for c in (*receipt.added, *receipt.ended)])
+    batch = mem.remember_many([Claim("bob", "likes", f"tea {i}", scope=Scope(user=f"u{i % 3}"))
+                               for i in range(7)])
+    done.append([c.id for c in batch.added])
+    done.append(mem.remember("ada", "lives_in", "Lisbon", valid_from=NOW).reinforced[0].id)
+    mem.add(Episode("ada moved to Lisbon last spring", role="user"))
+    for query, turns in (("where does ada live", False), ("Lisbon spring", True)):
+        done.append([(r.text, r.score, r.explain) for r in
+                     mem.search(query, k=5, include_episodes=turns)])
+    done.append([(c.object, c.state) for c in mem.history("ada", "lives_in")])
+    return done
+
+
+def test_a_store_with_only_the_core_protocol_gives_the_same_answers(
+    tmp_path: Path, clock: Clock,
+) -> None:
+    core_only = store_without()()
+    try:
+        assert isinstance(core_only, Store)
+        assert not any(isinstance(core_only, protocol) for protocol in OPTIONAL_PROTOCOLS)
+    finally:
+        core_only.close()
+    # Its text index lags, so it keeps flush_text_index: a store without that must find
+    # a row by its text at once (test_search: the search then goes without it).
+    bare = store_without(*(name for name in OPTIONAL if name != "flush_text_index"))(
+        str(tmp_path / "bare.db"))
+    assert isinstance(bare, Store) and isinstance(bare, DeferredTextIndexStore)
+    assert not any(isinstance(bare, protocol) for protocol in OPTIONAL_PROTOCOLS[:-1])
+    with Memvara(store=bare, clock=clock) as mem:
+        slow = _workload(mem)
+    with Memvara(str(tmp_path / "full.db"), clock=Clock()) as mem:
+        assert _workload(mem) == slow
+    reopened = SQLiteStore(str(tmp_path / "bare.db"))  # closed with its text indexed
+    try:
+        assert not reopened.has_backlog() and reopened.integrity_problems() == []
+    finally:
+        reopened.close()
+
+
+def test_no_words_match_nothing(mem: Memvara) -> None:
+    mem.remember("user", "likes", "tea")
+    mem.add(Episode("tea at noon", role="user"))
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    store.flush_text_index()
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    assert store.search_claims_text(Scope(), tq, ("live",), None, ["tea"], 5)
+    assert store.search_claims_text(Scope(), tq, ("live",), None, [], 5) == []
+    assert store.search_episodes_text(Scope(), tq, ["tea"], 5)
+    assert store.search_episodes_text(Scope(), tq, [], 5) == []

@@ -22,6 +22,7 @@ from memvara import (
 from memvara.store import STATES, SQLiteStore, TimeQuery
 
 from .conftest import AUG, JAN, JUN, MAR, NOW, Clock
+from .store_without import store_without
 
 
 def objects(claims: list[Claim] | tuple[Claim, ...]) -> list[str]:
@@ -194,7 +195,7 @@ def _batch_across_scopes(mem: Memvara) -> list[tuple[object, ...]]:
 
 
 def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
-    monkeypatch: pytest.MonkeyPatch, clock: Clock,
+    clock: Clock,
 ) -> None:
     # SQLiteStore reads the slots of many scopes in one statement (slot_claims_across) and
     # hands back bare ids for the writer's own claims (insert_claim_ids); a store with
@@ -203,9 +204,8 @@ def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
     assert [row[1] for row in fast[:5]] == ["Lisbon", "Oslo", "tea", "Rome", "Pisa"]
     assert [row[1:] for row in fast[5:7]] == [("Berlin", JUN), ("Rome", JUN)]
     assert fast[7:] == [("Rome", "ended", "cy"), ("Pisa", "live", "cy")]
-    monkeypatch.setattr(SQLiteStore, "slot_claims_across", None)  # None: absent (see base)
-    monkeypatch.setattr(SQLiteStore, "insert_claim_ids", None)
-    assert _batch_across_scopes(Memvara(clock=Clock(NOW))) == fast
+    bare = store_without("slot_claims_across", "insert_claim_ids")()  # no BulkWriteStore
+    assert _batch_across_scopes(Memvara(store=bare, clock=Clock(NOW))) == fast
 
 
 _Row = tuple[str, str, "datetime | None", "str | None", tuple[str, ...], int]
@@ -278,8 +278,8 @@ def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
     assert citing == [[berlin[0]], [berlin[0]]]  # each source indexed once, on Berlin
     assert isinstance(stats, dict) and stats["embeddings"] == 5 and watermark == "5"
     assert held[3]  # the search found the live value
-    monkeypatch.setattr(SQLiteStore, "write_claim", None)  # None: absent (see base)
-    assert _single_writes(Memvara(clock=Clock(NOW))) == fast
+    bare = store_without("write_claim")()  # no SingleWriteStore
+    assert _single_writes(Memvara(store=bare, clock=Clock(NOW))) == fast
 
 
 def test_a_slot_is_settled_in_the_order_its_values_start(mem: Memvara) -> None:

@@ -22,13 +22,14 @@ import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from .answer_types import asks_time, says_time
 from .._domain.model import Claim, Episode, Scope, TimeQuery
+from .._domain.terms import query_terms
 from .._domain.results import Explanation, Retrieved
 from .query_dates import named_spans
 from .weights import CANDIDATES, RRF_K, WEIGHTS, Weights
@@ -38,8 +39,9 @@ from ..embed import Embedder
 from ..rerank import Reranker
 from ..telemetry import Recorder
 from ..schema import PredicateRegistry
-from ..store.sqlite._fts import match_any, query_terms
-from ..store.base import RankFields, Store
+from ..store.base import (
+    DeferredTextIndexStore, RankFields, RankingStore, SimilarityStore, Store,
+)
 
 __all__ = ["Retriever"]
 
@@ -79,6 +81,13 @@ class Retriever:
         weights: Weights = WEIGHTS,
     ) -> None:
         self._store = store
+        # The store's optional fast paths (``store.base``), looked up once: each is the
+        # store itself where it offers that path, else None and the core methods serve.
+        self._ranking: RankingStore | None = store if isinstance(store, RankingStore) else None
+        self._similar: SimilarityStore | None = (
+            store if isinstance(store, SimilarityStore) else None)
+        self._deferred: DeferredTextIndexStore | None = (
+            store if isinstance(store, DeferredTextIndexStore) else None)
         self.weights = weights
         self._embedder = embedder
         self._registry = registry
@@ -105,8 +114,8 @@ class Retriever:
     ) -> list[Retrieved]:
         """The ``k`` best results for ``query``; see ``Memvara.search``."""
         self._catch_up()
-        match = match_any(query)
-        terms = query_terms(query) if include_episodes else []  # for the turns' words
+        words = query_terms(query)  # what the text searches look for
+        terms = words if include_episodes else []  # for the turns' words
         limit = max(CANDIDATES, 4 * k)
         reorders = self.vector_weight >= _reordering_weight(limit)
         # Where vectors can reorder text ranks and turns are searched, the query is encoded
@@ -119,14 +128,14 @@ class Retriever:
         # all see one state of the store, so a write landing mid-search changes nothing.
         with self._store.snapshot():
             store = self._store
-            by_text = [] if match is None else store.search_claims_text(
-                scope, tq, states, memory_types, match, limit)
+            by_text = [] if not words else store.search_claims_text(
+                scope, tq, states, memory_types, words, limit)
             turn_text: list[tuple[str, float]] = []
             read: dict[str, Episode] = {}  # turns _with_neighbours read (words, dates)
             named: set[str] = set()  # the speakers the query names, by _with_neighbours
-            if include_episodes and match is not None:
+            if include_episodes and words:
                 turn_text = self._with_neighbours(
-                    store.search_episodes_text(scope, tq, match, limit), tq,
+                    store.search_episodes_text(scope, tq, words, limit), tq,
                     named_spans(query), read, asks_time(query), terms, named)
             if vector is None:
                 vector = encode_checked(self._embedder, [_without_names(query, named)])[0]
@@ -195,16 +204,17 @@ class Retriever:
         return search(limit)
 
     def _similarities(
-        self, method: str, found: list[tuple[str, float]], vector: npt.NDArray[np.float32],
+        self, method: Literal["claim_similarities", "episode_similarities"],
+        found: list[tuple[str, float]], vector: npt.NDArray[np.float32],
     ) -> list[tuple[str, float]] | None:
         """The cosine of ``vector`` with each candidate of the text list ``found``, from
-        the store's optional ``method`` (``claim_similarities``,
-        ``episode_similarities``); ``None`` when the store has no such method."""
-        similarities = getattr(self._store, method, None)
-        if not callable(similarities):
+        the store's ``method`` (a ``SimilarityStore``'s); ``None`` when it has none."""
+        similar = self._similar
+        if similar is None:
             return None
-        scores: dict[str, float] = similarities([key for key, _ in found], vector)
-        return list(scores.items())
+        similarities = (similar.claim_similarities if method == "claim_similarities"
+                        else similar.episode_similarities)
+        return list(similarities([key for key, _ in found], vector).items())
 
     def _with_turn_similarities(
         self, found: list[tuple[str, float]], turn_text: list[tuple[str, float]],
@@ -229,10 +239,8 @@ class Retriever:
         """What the candidates are ranked by, and any whole claims already read: from the
         store's ``rank_fields`` when it has one (whole claims are then read for the
         results only), else from ``claims_at``."""
-        fields = getattr(self._store, "rank_fields", None)
-        if callable(fields):
-            found: dict[str, RankFields] = fields(claim_ids)
-            return found, {}
+        if self._ranking is not None:
+            return self._ranking.rank_fields(claim_ids), {}
         claims = self._store.claims_at(claim_ids, tq)
         return {cid: RankFields(
             c.text, c.predicate,
@@ -359,9 +367,8 @@ class Retriever:
         never queues behind a write."""
         if not self._store.has_backlog():
             return
-        flush = getattr(self._store, "flush_text_index", None)
-        if callable(flush):
-            flush()
+        if self._deferred is not None:
+            self._deferred.flush_text_index()
         self._writer.embed_missing()
 
     def _claim_factors(self, tq: TimeQuery) -> Callable[[RankFields], tuple[float, float, float]]:

@@ -25,7 +25,9 @@ from .reconcile import Plan, plan_write
 from .._domain.time import Clock, from_micros, now_micros, optional_micros, to_micros
 from ..embed import Embedder, HashingEmbedder
 from ..schema import PredicateRegistry
-from ..store.base import NO_SETTLEMENT, Settlement, Store, Written
+from ..store.base import (
+    NO_SETTLEMENT, BulkWriteStore, Settlement, SingleWriteStore, Store, Written,
+)
 from .aliases import Aliases
 
 __all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
@@ -63,14 +65,12 @@ class Writer:
         self._backlog = len(store.claims_missing_vectors())  # claims awaiting a vector
         self.names = Aliases(store)
         """The owners' learned aliases, which every write files its subject through."""
-        write_claim = getattr(store, "write_claim", None)
-        self._write_claim: Callable[..., Written] | None = (
-            write_claim if callable(write_claim) else None)
-        """The store's one-call single write, if it offers one (see ``Store``)."""
-        insert_ids = getattr(store, "insert_claim_ids", None)
-        self._insert_ids: Callable[..., list[str]] | None = (
-            insert_ids if callable(insert_ids) else None)
-        """The store's insert that returns bare ids, if it offers one (see ``Store``)."""
+        self._single: SingleWriteStore | None = (
+            store if isinstance(store, SingleWriteStore) else None)
+        """The store, if it takes a single write in one call (``SingleWriteStore``)."""
+        self._bulk: BulkWriteStore | None = store if isinstance(store, BulkWriteStore) else None
+        """The store, if it offers a slot read across scopes and an insert returning bare
+        ids (``BulkWriteStore``)."""
 
     # -- learned entity aliases ---------------------------------------------------------
     def aliases(self, scope: Scope) -> Mapping[str, str]:
@@ -301,11 +301,8 @@ class Writer:
         (``slot_claims_across``), else scope by scope. ``ending_after`` is the batch's
         earliest start; a claim that ends before a later one's start is planned around
         (``plan_write`` sees it ends first)."""
-        across = getattr(self._store, "slot_claims_across", None)
-        if callable(across):
-            found: dict[Scope, Mapping[tuple[str, str], list[Claim]]] = across(
-                wanted, ending_after=ending_after)
-            return found
+        if self._bulk is not None:
+            return dict(self._bulk.slot_claims_across(wanted, ending_after=ending_after))
         return {scope: self._store.slot_claims(scope, slots, ending_after=ending_after)
                 for scope, slots in wanted.items()}
 
@@ -328,7 +325,7 @@ class Writer:
             current = [c for c in found if c.id not in skip_ids] if skip_ids else found
             return self._settle(claim, current, close)
 
-        write = self._write_claim if self._write_claim is not None else self._write_generally
+        write = self._single.write_claim if self._single is not None else self._write_generally
         added, reinforced, ended, retired = write(claim, key, rows, settle)
         if added is not None:
             outcome.added.append(added)
@@ -420,8 +417,8 @@ class Writer:
         self, new: list[Claim], rows: npt.NDArray[np.float32] | None, keys: list[str]
     ) -> list[Claim]:
         """Insert claims built for this write; each as stored, with its id."""
-        if self._insert_ids is not None:  # the claims were built for this write: no copies
-            ids = self._insert_ids(new, rows, keys)
+        if self._bulk is not None:  # the claims were built for this write: no copies
+            ids = self._bulk.insert_claim_ids(new, rows, keys)
             return [set_new_claim_id(claim, cid) for claim, cid in zip(new, ids)]
         return self._store.insert_claims(new, rows, keys)
 

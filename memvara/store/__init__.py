@@ -1,9 +1,21 @@
-"""Storage backends: the public ``Store`` protocol and the default ``SQLiteStore``."""
+"""Storage backends: the public ``Store`` protocol, the optional fast paths a backend
+may add (``store.base``), and the default ``SQLiteStore``."""
 
 from __future__ import annotations
 
 from .._domain.model import STATES, TimeQuery
-from .base import RankFields, Store
+from .base import (
+    BulkWriteStore,
+    DeferredTextIndexStore,
+    RankFields,
+    RankingStore,
+    SimilarityStore,
+    SingleWriteStore,
+    Store,
+)
 from .sqlite.store import SQLiteStore
 
-__all__ = ["RankFields", "SQLiteStore", "STATES", "Store", "TimeQuery"]
+__all__ = [
+    "BulkWriteStore", "DeferredTextIndexStore", "RankFields", "RankingStore", "SQLiteStore",
+    "STATES", "SimilarityStore", "SingleWriteStore", "Store", "TimeQuery",
+]

@@ -1,7 +1,7 @@
 """Retrieval candidates: the BM25 and vector lists a search fuses, each filtered before
 it is cut, and what search reads of the candidates (rank fields, cosines, turns and
 their neighbours). The text lists are planned in ``_bm25``, the vector lists in
-``_nearest``; the query's words become an FTS5 expression only in ``_fts``.
+``_nearest``; the words a search looks for become an FTS5 expression only in ``_fts``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..base import RankFields
 from . import _bm25
 from . import _sql
 from ._core import TEXT_INDEXES
+from ._fts import match_any
 from ._nearest import nearest_admitted
 from ._reads import Reads
 from ._rows import claim_rowid, decode_claim, scope_of
@@ -49,18 +50,22 @@ class Candidates(Reads):
 
     def search_claims_text(
         self, scope: Scope, tq: TimeQuery, states: Collection[str],
-        memory_types: Collection[str] | None, match: str, limit: int,
+        memory_types: Collection[str] | None, terms: Sequence[str], limit: int,
     ) -> list[tuple[str, float]]:
-        """The best BM25 matches among the claims the filter admits (without scoring
-        every row a common word matches: ``_bm25``); see ``Store.search_claims_text``."""
+        """The best BM25 matches for any of ``terms`` among the claims the filter admits
+        (without scoring every row a common word matches: ``_bm25``); see
+        ``Store.search_claims_text``."""
         where, params = self._claim_filter(scope, tq, states, memory_types)
-        return self._text_matches("claims", match, where, params, limit,
+        return self._text_matches("claims", terms, where, params, limit,
                                   getattr(self._local, "ranked", None))
 
     def _text_matches(
-        self, table: str, match: str, where: str, params: Sequence[object], limit: int,
-        ranked: dict[str, tuple[Any, ...]] | None = None,
+        self, table: str, terms: Sequence[str], where: str, params: Sequence[object],
+        limit: int, ranked: dict[str, tuple[Any, ...]] | None = None,
     ) -> list[tuple[str, float]]:
+        match = match_any(terms)  # the words, quoted: never FTS5 syntax
+        if match is None:
+            return []
         fts, column = TEXT_INDEXES[table]
         with self._search_reads() as (query, settled):
             found = _bm25.top_matches(
@@ -140,11 +145,11 @@ class Candidates(Reads):
         return where, params
 
     def search_episodes_text(
-        self, scope: Scope, tq: TimeQuery, match: str, limit: int
+        self, scope: Scope, tq: TimeQuery, terms: Sequence[str], limit: int
     ) -> list[tuple[str, float]]:
-        """The best BM25 matches among the turns visible at ``tq``."""
+        """The best BM25 matches for any of ``terms`` among the turns visible at ``tq``."""
         where, params = self._episode_filter(scope, tq)
-        return self._text_matches("episodes", match, where, params, limit)
+        return self._text_matches("episodes", terms, where, params, limit)
 
     def search_episodes_vector(
         self, scope: Scope, tq: TimeQuery, vector: npt.NDArray[np.float32], limit: int

@@ -148,7 +148,8 @@ class StoreCore(Connections):
                 self._readers.clear()
             if not self._memory:
                 try:
-                    self.flush_text_index()
+                    with self._writing() as conn:  # flush_text_index, which is optional
+                        self._index_all(conn)
                     self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except (StoreError, sqlite3.Error):  # pragma: no cover - needs a failing disk
                     pass  # best effort: unindexed rows wait for the next flush, WAL replays

@@ -1,55 +1,28 @@
-"""User text to an FTS5 ``MATCH`` expression that means "any of these words".
+"""Query words to an FTS5 ``MATCH`` expression that means "any of these words".
 
-Every term is taken as a string literal: double-quoted, with inner quotes doubled, so
-``NEAR``, ``AND``/``OR``/``NOT``, column filters (``text:``), prefix ``*``, initial ``^``,
-parentheses and SQL fragments in a query are words to look for, never syntax. Only
-characters the tokenizer would index survive, so control characters and punctuation
-cannot reach the parser either.
+The only place words reach ``MATCH``: every term is taken as a string literal,
+double-quoted with inner quotes doubled, so ``NEAR``, ``AND``/``OR``/``NOT``, column
+filters (``text:``), prefix ``*``, initial ``^``, parentheses and SQL fragments are words
+to look for, never syntax, whatever a caller passes. The read path passes the words of
+``memvara._domain.terms.query_terms``, which keeps only characters the tokenizer would
+index, so control characters and punctuation cannot reach the parser either.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from collections.abc import Sequence
 
-__all__ = ["STOP_WORDS", "match_any", "query_terms"]
-
-STOP_WORDS = frozenset("""
-a about above after again against all am an and any are aren't as at be because been
-before being below between both but by can can't cannot could couldn't did didn't do does
-doesn't doing don't down during each few for from further had hadn't has hasn't have
-haven't having he he'd he'll he's her here here's hers herself him himself his how how's
-i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
-myself no nor not of off on once only or other ought our ours ourselves out over own same
-shan't she she'd she'll she's should shouldn't so some such than that that's the their
-theirs them themselves then there there's these they they'd they'll they're they've this
-those through to too under until up very was wasn't we we'd we'll we're we've were
-weren't what what's when when's where where's which while who who's whom why why's with
-won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-""".split())
-
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-MAX_TERMS = 32
+__all__ = ["match_any", "quote"]
 
 
-def query_terms(text: str) -> list[str]:
-    """The content words of ``text`` a search looks for: casefolded (NFKC), stop words
-    left out, each once, in order, at most ``MAX_TERMS``."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    terms: list[str] = []
-    for word in _WORD.findall(folded):
-        if word in STOP_WORDS or word in terms:
-            continue
-        terms.append(word)
-        if len(terms) == MAX_TERMS:
-            break
-    return terms
+def quote(term: str) -> str:
+    """``term`` as an FTS5 string literal (a phrase of its tokens, never syntax)."""
+    return '"' + term.replace('"', '""') + '"'
 
 
-def match_any(text: str) -> str | None:
-    """An FTS5 expression matching rows with any content word of ``text``, or ``None``
-    when it has none (only stop words, punctuation or symbols)."""
-    terms = query_terms(text)
+def match_any(terms: Sequence[str]) -> str | None:
+    """An FTS5 expression matching rows with any of ``terms``, or ``None`` when there
+    are none."""
     if not terms:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " OR ".join(quote(term) for term in terms)

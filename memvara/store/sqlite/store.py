@@ -43,7 +43,7 @@ class SQLiteStore(
 
     It implements ``Store`` and every optional protocol beside it in ``store.base``
     (``SingleWriteStore``, ``BulkWriteStore``, ``RankingStore``, ``SimilarityStore``,
-    ``LaggingTextIndexStore``).
+    ``DeferredTextIndexStore``).
 
     Args:
         path: a database file (created if missing) or ``":memory:"``.

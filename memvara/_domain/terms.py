@@ -1,0 +1,49 @@
+"""What a text search looks for: the content words of a query.
+
+One definition for every backend: ``query_terms`` gives the words, casefolded (NFKC),
+stop words left out, each once, in order, at most ``MAX_TERMS``. The read path hands
+that list to ``Store.search_claims_text`` and ``Store.search_episodes_text``; each
+backend turns it into its own query language (``SQLiteStore``: an FTS5 ``MATCH``
+expression, quoted in ``store/sqlite/_fts.py``). A word is a run of letters and digits
+with at most one inner apostrophe (``don't``), so punctuation, symbols and control
+characters never become words, and no word holds a quote or an operator character.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["MAX_TERMS", "STOP_WORDS", "query_terms"]
+
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are aren't as at be because been
+before being below between both but by can can't cannot could couldn't did didn't do does
+doesn't doing don't down during each few for from further had hadn't has hasn't have
+haven't having he he'd he'll he's her here here's hers herself him himself his how how's
+i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
+myself no nor not of off on once only or other ought our ours ourselves out over own same
+shan't she she'd she'll she's should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they they'd they'll they're they've this
+those through to too under until up very was wasn't we we'd we'll we're we've were
+weren't what what's when when's where where's which while who who's whom why why's with
+won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
+""".split())
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+MAX_TERMS = 32
+"""The most words one search looks for: the first ones of a longer query."""
+
+
+def query_terms(text: str) -> list[str]:
+    """The content words of ``text`` a search looks for: casefolded (NFKC), stop words
+    left out, each once, in order, at most ``MAX_TERMS``."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    terms: list[str] = []
+    for word in _WORD.findall(folded):
+        if word in STOP_WORDS or word in terms:
+            continue
+        terms.append(word)
+        if len(terms) == MAX_TERMS:
+            break
+    return terms
