@@ -441,7 +441,7 @@ READS: dict[str, Callable[[Env, dict[str, Any]], object]] = {
 
 
 def meta(key: str, value: object) -> dict[str, Any]:
-    """``**meta`` with a chosen key (typed loosely: it is the value under test)."""
+    """A ``meta=`` mapping with a chosen key (typed loosely: it is the value under test)."""
     return {key: value}
 
 
@@ -503,8 +503,8 @@ def argument_slots() -> list[Slot]:
         Slot(f"{m}(extractor=)",
              lambda e, v: e.mem.remember("user", "likes", "jam", extractor=v)),
         Slot(f"{m}(close=)", lambda e, v: e.mem.remember("user", "lives_in", "Rome", close=v)),
-        Slot(f"{m}(**meta value)", lambda e, v: e.mem.remember("user", "likes", "jam", note=v)),
-        Slot(f"{m}(**meta key)", lambda e, v: e.mem.remember("user", "likes", "jam", **meta(v, 1)),
+        Slot(f"{m}(meta value)", lambda e, v: e.mem.remember("user", "likes", "jam", meta={"note": v})),
+        Slot(f"{m}(meta key)", lambda e, v: e.mem.remember("user", "likes", "jam", meta=meta(v, 1)),
              accepts=is_str),
         # remember_many()
         Slot("remember_many(claims=)", lambda e, v: e.mem.remember_many(v)),
@@ -718,8 +718,8 @@ ROUND_TRIP: dict[str, Write] = {
     "remember(text=)": lambda m, v, t: m.remember("user", "likes", t, text=v),
     "remember(sources=[v])": lambda m, v, t: m.remember("user", "likes", t, sources=[v, t]),
     "remember(extractor=)": lambda m, v, t: m.remember("user", "likes", t, extractor=v),
-    "remember(**meta value)": lambda m, v, t: m.remember("user", "likes", t, note=v),
-    "remember(**meta key)": lambda m, v, t: m.remember("user", "likes", t, **meta(v, [v]))
+    "remember(meta value)": lambda m, v, t: m.remember("user", "likes", t, meta={"note": v}),
+    "remember(meta key)": lambda m, v, t: m.remember("user", "likes", t, meta=meta(v, [v]))
     if isinstance(v, str) else None,
     "remember(confidence=)": lambda m, v, t: m.remember("user", "likes", t, confidence=v),
     "remember(polarity=)": lambda m, v, t: m.remember("user", "likes", t, polarity=v),

@@ -26,7 +26,8 @@ def _json(value: object) -> object:
 @pytest.fixture
 def lived(clock: Clock) -> Memvara:
     mem = Memvara(clock=clock, llm=NullLLM(), user="maya")
-    mem.remember("maya", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN, source="x")
+    mem.remember("maya", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN,
+                 meta={"source": "x"})
     mem.remember("maya", "lives_in", "Lisbon", valid_from=JUN, recorded_at=AUG)
     mem.remember("maya", "works_at", "Acme", valid_from=JAN, recorded_at=JAN)
     mem.remember("Acme", "located_in", "Porto", valid_from=JAN, recorded_at=JAN)

@@ -137,7 +137,7 @@ def test_receipt_counts_and_repr(mem: Memvara) -> None:
 def test_remember_keeps_text_meta_sources_and_extractor(mem: Memvara) -> None:
     (claim,) = mem.remember(
         "user", "likes", "tea", sources=["ep-1"], confidence=0.4, memory_type="episodic",
-        extractor="rule:v1", text="The user likes green tea", mood="calm", weight=3,
+        extractor="rule:v1", text="The user likes green tea", meta={"mood": "calm", "weight": 3},
     ).added
     stored = mem.get(claim.id)
     assert stored == claim

@@ -129,11 +129,9 @@ def parse_instant(text: object, argument: str = "text") -> datetime:
         raise InvalidTimeError(argument, f"{text!r:.60} is not a valid instant: {exc}") from None
 
 
-def iso(value: datetime | None) -> str | None:
+def iso(value: datetime) -> str:
     """An instant as ISO-8601 with its offset (a naive one is read as UTC, as everywhere
-    in the API); ``None`` stays ``None``."""
-    if value is None:
-        return None
+    in the API)."""
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         value = value.replace(tzinfo=_UTC)
     return value.isoformat()

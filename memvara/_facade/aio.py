@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import Future
 from datetime import datetime
 from types import MethodType, TracebackType
@@ -127,6 +127,7 @@ class _AsyncAPI:
         self, messages: object, *, role: str = ..., ts: datetime | None = ...,
         wait: Literal[True] = ..., tenant: ScopeArg = ..., user: ScopeArg = ...,
         agent: ScopeArg = ..., session: ScopeArg = ...,
+        meta: Mapping[str, object] | None = ...,
     ) -> WriteReceipt: ...
 
     @overload
@@ -134,6 +135,7 @@ class _AsyncAPI:
         self, messages: object, *, role: str = ..., ts: datetime | None = ...,
         wait: Literal[False], tenant: ScopeArg = ..., user: ScopeArg = ...,
         agent: ScopeArg = ..., session: ScopeArg = ...,
+        meta: Mapping[str, object] | None = ...,
     ) -> asyncio.Future[WriteReceipt]: ...
 
     @overload
@@ -141,6 +143,7 @@ class _AsyncAPI:
         self, messages: object, *, role: str = ..., ts: datetime | None = ...,
         wait: bool, tenant: ScopeArg = ..., user: ScopeArg = ...,
         agent: ScopeArg = ..., session: ScopeArg = ...,
+        meta: Mapping[str, object] | None = ...,
     ) -> WriteReceipt | asyncio.Future[WriteReceipt]: ...
 
     async def add(

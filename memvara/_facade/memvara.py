@@ -26,6 +26,7 @@ from ..schema import PredicateRegistry
 from ..store.base import Store
 from ..telemetry import Recorder
 from .core import Core, check_embedder, open_core
+from .keywords import check_every_public_method
 from .reads import ReadAPI
 from .writes import WriteAPI
 
@@ -223,3 +224,7 @@ class Memvara(_MemoryAPI):
     def __repr__(self) -> str:
         state = "closed" if self._core.closed else "open"
         return f"<Memvara {getattr(self._core.store, 'path', type(self._core.store).__name__)} {self._scope} {state}>"
+
+
+for _api in (WriteAPI, ReadAPI, _MemoryAPI, Memvara):
+    check_every_public_method(_api)

@@ -4,8 +4,9 @@ scope once, and makes one call into the write path or the store."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import datetime
 from typing import Literal, overload
 
@@ -36,6 +37,7 @@ class WriteAPI(Handle):
         user: ScopeArg = ...,
         agent: ScopeArg = ...,
         session: ScopeArg = ...,
+        meta: Mapping[str, object] | None = ...,
     ) -> WriteReceipt: ...
 
     @overload
@@ -50,6 +52,7 @@ class WriteAPI(Handle):
         user: ScopeArg = ...,
         agent: ScopeArg = ...,
         session: ScopeArg = ...,
+        meta: Mapping[str, object] | None = ...,
     ) -> Future[WriteReceipt]: ...
 
     @overload
@@ -64,6 +67,7 @@ class WriteAPI(Handle):
         user: ScopeArg = ...,
         agent: ScopeArg = ...,
         session: ScopeArg = ...,
+        meta: Mapping[str, object] | None = ...,
     ) -> WriteReceipt | Future[WriteReceipt]: ...
 
     def add(
@@ -77,6 +81,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        meta: Mapping[str, object] | None = None,
     ) -> WriteReceipt | Future[WriteReceipt]:
         """Store conversation turns and the facts they state, in one transaction.
 
@@ -98,6 +103,7 @@ class WriteAPI(Handle):
                 now; the call runs later on this memory's background thread, in queue
                 order, and a full queue (``queue_size``) blocks here until there is
                 room. Reads and synchronous writes do not wait for the queue.
+            meta: JSON-serializable metadata added to every claim this call writes.
 
         Returns:
             A ``WriteReceipt``: claims added, reinforced and closed; turns skipped, with
@@ -109,13 +115,14 @@ class WriteAPI(Handle):
             LLMError: the model failed; nothing is written, so the call can be retried.
         """
         scope = self._at(tenant, user, agent, session)
+        extra = _meta(meta)
         if wait is True:
-            return self._core.ingest.add(messages, role, ts, scope)
+            return self._core.ingest.add(messages, role, ts, scope, extra)
         if wait is not False:
             raise InvalidArgumentError("wait", f"must be True or False, got {wait!r:.40}")
         turns = frozen_turns(messages, role, ts, self._core.clock())
         return self._core.background.submit(
-            functools.partial(self._core.ingest.add, turns, role, None, scope)
+            functools.partial(self._core.ingest.add, turns, role, None, scope, extra)
         )
 
     def flush(self) -> None:
@@ -151,7 +158,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
-        **meta: object,
+        meta: Mapping[str, object] | None = None,
     ) -> WriteReceipt:
         """Write one structured fact; a single-valued slot closes its old value.
 
@@ -174,7 +181,8 @@ class WriteAPI(Handle):
             polarity: ``1``, or ``-1`` for "this does not hold".
             extractor: what produced it (default ``"remember"``).
             close: ``"ended"`` or ``"retired"``.
-            **meta: JSON-serializable metadata stored with the claim.
+            meta: JSON-serializable metadata stored with the claim (never a scope: only
+                the scope keywords choose where a write goes).
 
         Returns:
             A ``WriteReceipt`` with the added, reinforced, ended and retired claims.
@@ -189,7 +197,7 @@ class WriteAPI(Handle):
             subject, predicate, obj, scope, writer.now(), valid_from=valid_from,
             valid_to=valid_to, recorded_at=recorded_at, sources=sources, text=text,
             confidence=confidence, memory_type=memory_type, polarity=polarity,
-            extractor=extractor, meta=meta,
+            extractor=extractor, meta=_meta(meta),
         )
         return writer.remember([claim], close)
 
@@ -202,18 +210,21 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        meta: Mapping[str, object] | None = None,
     ) -> WriteReceipt:
         """Write many claims in one transaction: the bulk form of ``remember()``.
 
         Claims are embedded in one batch and settled exactly as if remembered one after
         another, in order. A claim with the root ``Scope()`` is written at this call's
-        scope; one that names a scope is written there.
+        scope; one that names a scope is written there. ``meta`` is added to every
+        claim's own metadata (a claim's own key wins).
 
         Raises:
             InvalidArgumentError: any claim is bad (named by index); nothing is written.
         """
         scope = self._at(tenant, user, agent, session)
         close = _args.check_close(close)
+        extra = _meta(meta)
         if isinstance(claims, (str, Claim)) or not isinstance(claims, Iterable):
             raise InvalidArgumentError("claims", "expected an iterable of Claim objects")
         writer = self._core.writer
@@ -228,6 +239,8 @@ class WriteAPI(Handle):
                     f"claims[{i}].scope", f"expected a Scope, got {type(own).__name__}")
             target = scope if (own.tenant is None and own.user is None and own.agent is None
                                and own.session is None) else own
+            if extra:
+                claim = replace(claim, meta={**extra, **claim.meta})
             try:
                 prepared.append(writer.prepare(claim, target, now))
             except InvalidArgumentError as exc:  # named by its place in the batch
@@ -433,3 +446,8 @@ class WriteAPI(Handle):
             raise InvalidArgumentError("dry_run", f"expected True or False, got {dry_run!r:.40}")
         scope = self._at(tenant, user, agent, session)
         return self._core.aliases.backfill(scope, self._core.writer.now(), dry_run=dry_run)
+
+
+def _meta(meta: object) -> dict[str, object]:
+    """A call's ``meta=``: ``None`` for none, else a JSON-serializable mapping."""
+    return {} if meta is None else _args.check_meta(meta)  # type: ignore[arg-type]

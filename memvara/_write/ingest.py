@@ -97,7 +97,8 @@ class Ingest:
         self._recent_lock = threading.Lock()  # a background worker adds beside the caller
 
     def add(
-        self, messages: object, role: str, ts: datetime | None, scope: Scope
+        self, messages: object, role: str, ts: datetime | None, scope: Scope,
+        meta: Mapping[str, object] | None = None,
     ) -> WriteReceipt:
         """Store ``messages`` as episodes and what they say as claims; see the module."""
         started = time.perf_counter()
@@ -150,6 +151,8 @@ class Ingest:
                 extracted, llm_calls = self._extract(for_model)
                 claims.extend(self._model_claims(extracted, for_model, scope, now))
 
+        if meta:
+            claims = [replace(c, meta={**meta, **c.meta}) for c in claims]
         if not episodes and not claims:  # every turn was a repeat: nothing to write
             receipt = WriteReceipt()
         else:
