@@ -412,6 +412,7 @@ SCOPED: dict[str, Callable[[Env, dict[str, Any]], object]] = {
     "get": lambda e, kw: e.mem.get(e.root_id, **kw),
     "get_all": lambda e, kw: e.mem.get_all(states=STATES, **kw),
     "count": lambda e, kw: e.mem.count(**kw),
+    "episodes": lambda e, kw: e.mem.episodes(**kw),
     "history": lambda e, kw: e.mem.history("user", "likes", **kw),
     "search": lambda e, kw: e.mem.search("tea Danish", include_episodes=True, states=STATES, **kw),
     "recall": lambda e, kw: e.mem.recall("tea", include_episodes=True, include_history=True,
@@ -542,6 +543,22 @@ def argument_slots() -> list[Slot]:
             for arg in ("valid_at", "known_at", "as_of", "states", "include_invalidated")
         ],
         Slot("get_all(states=[v])", lambda e, v: e.mem.get_all(states=[v])),
+        *[
+            keyword_slot(f"{name}({arg}=)", call, arg)
+            for name, call in READS.items()
+            for arg in ("subject", "predicate")
+        ],
+        *[
+            keyword_slot(f"{name}({arg}=)", call, arg)
+            for name, call in (*READS.items(), ("episodes", lambda e, kw: e.mem.episodes(**kw)))
+            for arg in ("limit", "offset")
+            if name != "count"
+        ],
+        *[
+            keyword_slot(f"episodes({arg}=)", lambda e, kw: e.mem.episodes(**kw), arg)
+            for arg in ("valid_at", "known_at", "as_of", "roles")
+        ],
+        Slot("episodes(roles=[v])", lambda e, v: e.mem.episodes(roles=[v])),
         Slot("history(subject=)", lambda e, v: e.mem.history(v, "likes")),
         Slot("history(predicate=)", lambda e, v: e.mem.history("user", v)),
         *[

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Final
 
 from .._errors import InvalidArgumentError
-from .model import MEMORY_TYPES, STATES, Scope, TimeQuery
+from .model import MEMORY_TYPES, ROLES, STATES, Scope, TimeQuery
 from .time import to_micros
 
 __all__ = [
@@ -25,6 +25,9 @@ __all__ = [
     "check_claim_id",
     "check_close",
     "check_k",
+    "check_limit",
+    "check_offset",
+    "check_roles",
     "check_memory_types",
     "check_min_score",
     "check_confidence",
@@ -143,6 +146,27 @@ def check_k(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
         raise InvalidArgumentError("k", f"expected an int from 1 to {MAX_K:,}, got {value!r:.40}")
     return value
+
+
+def check_limit(value: object) -> int | None:
+    """A page size: ``None`` (no limit) or an int from 0 to ``MAX_K``."""
+    return None if value is None else check_int(value, "limit", 0, MAX_K)
+
+
+def check_offset(value: object) -> int:
+    """How many rows a page skips: an int, 0 or more."""
+    return check_int(value, "offset", 0, 2**62)
+
+
+def check_roles(value: object) -> frozenset[str]:
+    """A non-empty collection of turn roles, each one of ``ROLES``."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidArgumentError("roles", f"expected a list drawn from {list(ROLES)}")
+    roles = frozenset(v for v in value if isinstance(v, str))
+    if not roles or not roles <= set(ROLES) or len(roles) != len(list(value)):
+        raise InvalidArgumentError(
+            "roles", f"expected a non-empty list drawn from {list(ROLES)}, got {sorted(map(repr, roles))}")
+    return roles
 
 
 def check_int(value: object, argument: str, low: int, high: int) -> int:

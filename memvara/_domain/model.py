@@ -16,6 +16,7 @@ from .time import iso, parse_instant
 
 __all__ = [
     "MEMORY_TYPES",
+    "ROLES",
     "STATES",
     "Claim",
     "Episode",
@@ -41,6 +42,9 @@ claim that ended and was later retired is ``retired``.
 
 MEMORY_TYPES: tuple[str, ...] = ("semantic", "episodic", "procedural")
 """What kind of memory a claim is: a durable fact, an event, or a how-to."""
+
+ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+"""Who said a conversation turn."""
 
 _LEVELS = ("tenant", "user", "agent", "session")
 

@@ -178,6 +178,7 @@ class _AsyncAPI:
     search = _ToThread(_SYNC.search)
     recall = _ToThread(_SYNC.recall)
     count = _ToThread(_SYNC.count)
+    episodes = _ToThread(_SYNC.episodes)
     history = _ToThread(_SYNC.history)
     alias_entity = _ToThread(_SYNC.alias_entity)
     backfill_entities = _ToThread(_SYNC.backfill_entities)

@@ -9,7 +9,7 @@ from datetime import datetime
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg, resolve_states, resolve_time
 from .._domain.entities import entity_key
-from .._domain.model import Claim
+from .._domain.model import Claim, Episode, Scope
 from .._domain.results import Path, Provenance, Retrieved
 from .._errors import InvalidArgumentError
 from .._read import graph
@@ -47,12 +47,17 @@ class ReadAPI(Handle):
         as_of: datetime | None = None,
         states: Iterable[str] | None = None,
         include_invalidated: bool | None = None,
+        subject: str | None = None,
+        predicate: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
         tenant: ScopeArg = UNSET,
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
     ) -> list[Claim]:
-        """Every claim in ``states`` (default live) at one instant, newest recorded first.
+        """Every claim in ``states`` (default live) at one instant, newest recorded first
+        (then newest written: a stable order to page through).
 
         Args:
             valid_at: the world clock (default now).
@@ -61,11 +66,31 @@ class ReadAPI(Handle):
             states: a non-empty subset of ``("live", "ended", "retired")``; all three is
                 the audit view, where ``valid_at`` no longer narrows anything.
             include_invalidated: alias: ``False`` is ``["live"]``, ``True`` all three.
+            subject: only claims about this entity (by its folded key and its learned
+                aliases, as ``history()`` finds them).
+            predicate: only claims with this predicate (or an alias of it).
+            limit: at most this many (default: all).
+            offset: skip this many first (for paging with ``limit``).
         """
         scope = self._at(tenant, user, agent, session)
         chosen = resolve_states(states, include_invalidated)
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
-        return self._core.store.find_claims(scope, tq, chosen)
+        keys, canonical = self._slot_filter(scope, subject, predicate)
+        return self._core.store.find_claims(
+            scope, tq, chosen, limit=_args.check_limit(limit), offset=_args.check_offset(offset),
+            subject_keys=keys, predicate=canonical,
+        )
+
+    def _slot_filter(
+        self, scope: Scope, subject: str | None, predicate: str | None
+    ) -> tuple[list[str] | None, str | None]:
+        """The subject keys and canonical predicate a ``subject=``/``predicate=`` filter
+        names (``None`` where none is given)."""
+        keys = None if subject is None else self._core.aliases.keys_of(
+            scope, _args.check_text(subject, "subject"))
+        canonical = None if predicate is None else self._core.registry.canonical(
+            _args.check_text(predicate, "predicate"))
+        return keys, canonical
 
     def search(
         self,
@@ -168,16 +193,55 @@ class ReadAPI(Handle):
         as_of: datetime | None = None,
         states: Iterable[str] | None = None,
         include_invalidated: bool | None = None,
+        subject: str | None = None,
+        predicate: str | None = None,
         tenant: ScopeArg = UNSET,
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
     ) -> int:
-        """How many claims ``get_all()`` with the same arguments returns."""
+        """How many claims ``get_all()`` with the same arguments returns (with no
+        ``limit`` or ``offset``)."""
         scope = self._at(tenant, user, agent, session)
         chosen = resolve_states(states, include_invalidated)
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
-        return self._core.store.count_claims(scope, tq, chosen)
+        keys, canonical = self._slot_filter(scope, subject, predicate)
+        return self._core.store.count_claims(
+            scope, tq, chosen, subject_keys=keys, predicate=canonical)
+
+    def episodes(
+        self,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        roles: Iterable[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[Episode]:
+        """The stored conversation turns visible here, oldest said first (then first
+        stored), for reading a transcript back or paging through it.
+
+        Args:
+            valid_at: only turns said at or before this instant (default: any time).
+            known_at: only turns stored by this instant (default: now).
+            as_of: both at once; not combinable with either.
+            roles: only turns of these roles (``user``, ``assistant``, ``system``,
+                ``tool``).
+            limit: at most this many (default: all).
+            offset: skip this many first.
+        """
+        scope = self._at(tenant, user, agent, session)
+        tq = resolve_time(
+            valid_at, known_at, as_of, self._core.writer.now(), valid_default_now=False)
+        wanted = None if roles is None else _args.check_roles(roles)
+        return self._core.store.list_episodes(
+            scope, tq, roles=wanted, limit=_args.check_limit(limit),
+            offset=_args.check_offset(offset))
 
     def history(
         self,

@@ -33,7 +33,7 @@ from .._domain import args as _args
 from . import gate as _gate
 from . import rules as _rules
 from .._errors import InvalidArgumentError
-from .._domain.model import Claim, Episode, Scope
+from .._domain.model import ROLES, Claim, Episode, Scope
 from .._domain.results import Skip, WriteReceipt
 from .scripts import script_of
 from .._domain.time import from_micros, to_micros
@@ -45,9 +45,8 @@ from .writer import Writer, encode_checked
 from ..embed import Embedder
 from ..store.base import Store
 
-__all__ = ["MAX_TURN_CHARS", "NEAR_DUPLICATE", "ROLES", "Ingest"]
+__all__ = ["MAX_TURN_CHARS", "NEAR_DUPLICATE", "Ingest"]
 
-ROLES = ("user", "assistant", "system", "tool")
 MAX_TURN_CHARS = 1_000_000
 """A turn longer than this is refused (a whole document belongs in a loader, not a turn)."""
 NEAR_DUPLICATE = 0.97

@@ -276,14 +276,36 @@ class Store(Protocol):
         ...
 
     def find_claims(
-        self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None
+        self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None,
+        offset: int = 0, subject_keys: Collection[str] | None = None,
+        predicate: str | None = None,
     ) -> list[Claim]:
         """The claims visible from ``scope`` in any of ``states`` at ``tq``, newest
-        recorded first (then latest inserted), at most ``limit``, materialized at ``tq``."""
+        recorded first (then latest inserted: a stable order, so pages do not overlap),
+        materialized at ``tq``.
+
+        Args:
+            limit: at most this many (``None``: all).
+            offset: skip this many of the ordered list first.
+            subject_keys: only claims filed under one of these subject keys.
+            predicate: only claims with this canonical predicate.
+        """
         ...
 
-    def count_claims(self, scope: Scope, tq: TimeQuery, states: Collection[str]) -> int:
-        """How many claims ``find_claims`` would return with no limit."""
+    def count_claims(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str], *,
+        subject_keys: Collection[str] | None = None, predicate: str | None = None,
+    ) -> int:
+        """How many claims ``find_claims`` would return with no limit or offset."""
+        ...
+
+    def list_episodes(
+        self, scope: Scope, tq: TimeQuery, *, roles: Collection[str] | None = None,
+        limit: int | None = None, offset: int = 0,
+    ) -> list[Episode]:
+        """The turns visible from ``scope`` recorded by ``tq.known_at`` (and said by
+        ``tq.valid_at`` when it is set), oldest said first (then first inserted), only
+        those of ``roles`` when given, ``offset`` skipped, at most ``limit``."""
         ...
 
     def slot_history(

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..._domain.model import Claim, Scope, TimeQuery
+from ..._domain.model import Claim, Episode, Scope, TimeQuery
+from ..._domain.time import from_micros
 from . import _sql
 from ._core import StoreCore
-from ._rows import CLAIM_COLUMNS, claim_rowid, decode_claim
+from ._rows import CLAIM_COLUMNS, claim_rowid, decode_claim, scope_of
 
 __all__ = ["Reads"]
 
 
 class Reads(StoreCore):
-    """``get_claim``, ``find_claims``, ``count_claims``, ``slot_history``, ``stats``."""
+    """``get_claim``, ``find_claims``, ``count_claims``, ``list_episodes``,
+    ``slot_history``, ``stats``."""
 
     def get_claim(self, claim_id: str, scope: Scope) -> Claim | None:
         """The claim if visible from ``scope``; see ``Store.get_claim``."""
@@ -28,11 +30,20 @@ class Reads(StoreCore):
         return decode_claim(rows[0], None) if rows else None
 
     def _filtered(
-        self, scope: Scope, tq: TimeQuery, states: Collection[str]
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        subject_keys: Collection[str] | None = None, predicate: str | None = None,
     ) -> tuple[str, list[object]]:
         where, params = _sql.scope_visible(scope)
         state_sql, state_params = _sql.states_filter(states, tq)
-        return f"{where} AND {state_sql}", [*params, *state_params]
+        sql, args = f"{where} AND {state_sql}", [*params, *state_params]
+        if subject_keys is not None:
+            keys = list(dict.fromkeys(subject_keys))
+            sql += f" AND subject_key IN ({','.join('?' * len(keys))})" if keys else " AND 0"
+            args += keys
+        if predicate is not None:
+            sql += " AND predicate = ?"
+            args.append(predicate)
+        return sql, args
 
     def _select_at(self, tq: TimeQuery) -> tuple[str, list[object]]:
         """The columns ``decode_claim`` needs to materialize a row as believed at ``tq``."""
@@ -41,22 +52,51 @@ class Reads(StoreCore):
         return f"{CLAIM_COLUMNS}, {end}, {known}", [*end_params, *known_params]
 
     def find_claims(
-        self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None
+        self, scope: Scope, tq: TimeQuery, states: Collection[str], *, limit: int | None = None,
+        offset: int = 0, subject_keys: Collection[str] | None = None,
+        predicate: str | None = None,
     ) -> list[Claim]:
         """Claims in ``states`` at ``tq``; see ``Store.find_claims``."""
         columns, params = self._select_at(tq)
-        where, where_params = self._filtered(scope, tq, states)
+        where, where_params = self._filtered(scope, tq, states, subject_keys, predicate)
         sql = f"SELECT {columns} FROM claims WHERE {where} ORDER BY recorded_at DESC, rowid DESC"
         params += where_params
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            params += [-1 if limit is None else limit, offset]
         return [decode_claim(row, tq.known_at) for row in self._query(sql, params)]
 
-    def count_claims(self, scope: Scope, tq: TimeQuery, states: Collection[str]) -> int:
+    def count_claims(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str], *,
+        subject_keys: Collection[str] | None = None, predicate: str | None = None,
+    ) -> int:
         """How many claims ``find_claims`` would return; see ``Store.count_claims``."""
-        where, params = self._filtered(scope, tq, states)
+        where, params = self._filtered(scope, tq, states, subject_keys, predicate)
         return int(self._query(f"SELECT count(*) FROM claims WHERE {where}", params)[0][0])
+
+    def list_episodes(
+        self, scope: Scope, tq: TimeQuery, *, roles: Collection[str] | None = None,
+        limit: int | None = None, offset: int = 0,
+    ) -> list[Episode]:
+        """Turns visible from ``scope`` at ``tq``; see ``Store.list_episodes``."""
+        where, args = _sql.scope_visible(scope)
+        sql = (f"SELECT id, s_tenant, s_user, s_agent, s_session, role, content, ts, recorded_at"
+               f" FROM episodes WHERE {where} AND recorded_at <= ?")
+        args.append(tq.known_at)
+        if tq.valid_at is not None:
+            sql += " AND ts <= ?"
+            args.append(tq.valid_at)
+        if roles is not None:
+            wanted = sorted(set(roles))
+            sql += f" AND role IN ({','.join('?' * len(wanted))})" if wanted else " AND 0"
+            args += wanted
+        sql += " ORDER BY ts, rowid LIMIT ? OFFSET ?"
+        args += [-1 if limit is None else limit, offset]
+        return [Episode(content=content, role=role, ts=from_micros(ts),
+                        recorded_at=from_micros(recorded),
+                        scope=scope_of(tenant, user, agent, session), id=eid)
+                for eid, tenant, user, agent, session, role, content, ts, recorded
+                in self._query(sql, args)]
 
     def slot_history(
         self, scope: Scope, subject_keys: Collection[str], predicate: str, tq: TimeQuery
