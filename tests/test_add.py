@@ -8,7 +8,7 @@ model is consulted: never for filler, duplicates or what the rules read; once pe
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -24,8 +24,9 @@ def fake() -> FakeLLM:
 
 
 @pytest.fixture
-def quiet_mem(clock: Clock, fake: FakeLLM) -> Memvara:
-    return Memvara(clock=clock, llm=fake)
+def quiet_mem(clock: Clock, fake: FakeLLM) -> Iterator[Memvara]:
+    with Memvara(clock=clock, llm=fake) as mem:
+        yield mem
 
 
 def test_a_first_person_fact_becomes_a_claim_citing_its_turn(quiet_mem: Memvara, fake: FakeLLM) -> None:

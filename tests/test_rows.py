@@ -67,9 +67,9 @@ def test_a_bulk_write_stores_what_single_writes_store() -> None:
               confidence=1.0, extractor="it's me", scope=scope)
         for i in range(SHARED_MIN_ROWS + 6)
     ]
-    bulk, single = Memvara(clock=Clock(NOW)), Memvara(clock=Clock(NOW))
-    bulk.remember_many(claims)
-    for claim in claims:
-        single.remember_many([claim])
-    assert _stored(bulk) == _stored(single)
-    assert len(_stored(bulk)) == len(claims)
+    with Memvara(clock=Clock(NOW)) as bulk, Memvara(clock=Clock(NOW)) as single:
+        bulk.remember_many(claims)
+        for claim in claims:
+            single.remember_many([claim])
+        assert _stored(bulk) == _stored(single)
+        assert len(_stored(bulk)) == len(claims)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from memvara import Claim, InvalidArgumentError, Memvara, Scope
@@ -15,7 +17,7 @@ def objects(claims: list[Claim]) -> list[str]:
 
 
 @pytest.fixture
-def layered(clock: Clock) -> Memvara:
+def layered(clock: Clock) -> Iterator[Memvara]:
     """One fact at each level of alice's scope, plus siblings and strangers."""
     mem = Memvara(clock=clock, tenant="t1")
     mem.remember("x", "likes", "tenant-wide", user=None)
@@ -26,7 +28,8 @@ def layered(clock: Clock) -> Memvara:
     mem.remember("x", "likes", "sibling-agent", user="alice", agent="other")
     mem.remember("x", "likes", "bob", user="bob")
     mem.remember("x", "likes", "other-tenant", tenant="t2", user="alice")
-    return mem
+    yield mem
+    mem.close()
 
 
 def test_a_session_read_inherits_broader_memory_and_never_a_siblings(layered: Memvara) -> None:

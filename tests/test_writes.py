@@ -200,12 +200,14 @@ def test_a_batch_across_scopes_settles_as_with_a_store_of_the_bare_protocol(
     # SQLiteStore reads the slots of many scopes in one statement (slot_claims_across) and
     # hands back bare ids for the writer's own claims (insert_claim_ids); a store with
     # neither settles the same batch to the same rows, slot by slot and scope by scope.
-    fast = _batch_across_scopes(Memvara(clock=clock))
+    with Memvara(clock=clock) as mem:
+        fast = _batch_across_scopes(mem)
     assert [row[1] for row in fast[:5]] == ["Lisbon", "Oslo", "tea", "Rome", "Pisa"]
     assert [row[1:] for row in fast[5:7]] == [("Berlin", JUN), ("Rome", JUN)]
     assert fast[7:] == [("Rome", "ended", "cy"), ("Pisa", "live", "cy")]
     bare = store_without("slot_claims_across", "insert_claim_ids")()  # no BulkWriteStore
-    assert _batch_across_scopes(Memvara(store=bare, clock=Clock(NOW))) == fast
+    with Memvara(store=bare, clock=Clock(NOW)) as mem:
+        assert _batch_across_scopes(mem) == fast
 
 
 _Row = tuple[str, str, "datetime | None", "str | None", tuple[str, ...], int]
@@ -261,7 +263,8 @@ def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
     # same rows, receipts and provenance.
     import memvara._write.writer
     monkeypatch.setattr(memvara._write.writer, "EMBED_BATCH", 5)  # the fifth write embeds five
-    fast = _single_writes(Memvara(clock=clock))
+    with Memvara(clock=clock) as mem:
+        fast = _single_writes(mem)
     receipts, whys, held = fast
     (berlin,) = receipts[0][ADDED]
     assert berlin[1:] == ("Berlin", None, None, ("e1",), 1)
@@ -279,7 +282,8 @@ def test_single_writes_settle_as_with_a_store_of_the_bare_protocol(
     assert isinstance(stats, dict) and stats["embeddings"] == 5 and watermark == "5"
     assert held[3]  # the search found the live value
     bare = store_without("write_claim")()  # no SingleWriteStore
-    assert _single_writes(Memvara(store=bare, clock=Clock(NOW))) == fast
+    with Memvara(store=bare, clock=Clock(NOW)) as mem:
+        assert _single_writes(mem) == fast
 
 
 def test_a_slot_is_settled_in_the_order_its_values_start(mem: Memvara) -> None:

@@ -143,11 +143,13 @@ class Memvara(_MemoryAPI):
         queue_size: int = QUEUE_SIZE,
         reembed: bool = False,
     ) -> None:
+        # The scope is checked before the store opens: a bad one raising after would
+        # leave a connection no caller could close.
+        self._scope = Scope(tenant, user, agent, session)
         self._core = open_core(
             path, store, embedder, registry, llm, telemetry, redactor, resolve_entities,
             vector_weight, read_reranker, read_rerank_top_n, clock, queue_size, reembed,
         )
-        self._scope = Scope(tenant, user, agent, session)
 
     @property
     def store(self) -> Store:
