@@ -258,7 +258,11 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     enough = mem.search("tea", k=5)  # 30 text matches: no vector-only claim can enter
     short = mem.search("green tea number 7", k=40)  # 31 text matches: vectors fill 9
     assert asked == [41, 160]  # teapots but 7 score alike past the 40th: a tie cut
-    assert sum(r.explain.bm25_rank is None for r in short) == 9
+    # Vectors may fill the 9 places the text list leaves, but only with what reaches the
+    # embedder's similarity floor: 3 teapots do, the rest share only a trigram or two.
+    filled = [r for r in short if r.explain.bm25_rank is None]
+    assert len(filled) == 3 and len(short) == 34
+    assert all((r.explain.vector_score or 0) >= HashingEmbedder.similarity_floor for r in filled)
     monkeypatch.setattr(_retrieve, "_reordering_weight", lambda limit: 0.0)
     assert [r.text for r in mem.search("tea", k=5)] == [r.text for r in enough]
     assert [r.text for r in mem.search("green tea number 7", k=40)] == [r.text for r in short]
@@ -747,3 +751,58 @@ def test_a_neighbour_comes_only_from_the_turn_s_own_scope_and_time(clock: Clock)
         neighbours = mem.store.episode_neighbours(
             TimeQuery(known_at=to_micros(said, "t"), valid_at=None), ["e-unknown"])
         assert neighbours == {}
+
+
+def test_search_returns_only_what_matches_and_k_is_an_upper_bound(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=FakeLLM()) as mem:
+        mem.remember("user", "lives_in", "Lisbon")
+        mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE")
+        mem.remember("user", "likes", "pottery")
+        # Before, the other two facts padded k with scores of about 0.001.
+        assert [r.text for r in mem.search("Lisbon?", k=10)] == ["user lives in Lisbon"]
+        assert mem.search("quantum chromodynamics", k=10) == []
+        assert len(mem.search("user", k=10)) == 3  # each shares the word
+
+
+class _Scripted:
+    """An embedder whose vectors are chosen per text, declaring a floor."""
+
+    lexical = False
+
+    def __init__(self, vectors: dict[str, list[float]], floor: object) -> None:
+        self._vectors = vectors
+        self.similarity_floor = floor
+
+    @property
+    def dim(self) -> int:
+        return 2
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = [self._vectors.get(t, [0.0, 1.0]) for t in texts]
+        out = np.asarray(rows, dtype=np.float32).reshape(len(texts), 2)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.ascontiguousarray(out / np.where(norms == 0, 1, norms), dtype=np.float32)
+
+
+def test_a_vector_only_result_must_reach_the_embedder_s_floor(clock: Clock) -> None:
+    close, far = [1.0, 0.3], [0.1, 1.0]  # cosines with the query [1, 0]: 0.96 and 0.10
+    embedder = _Scripted({"q": [1.0, 0.0], "ann near": close, "ann far": far}, 0.5)
+    with Memvara(clock=clock, llm=FakeLLM(), embedder=embedder) as mem:
+        mem.remember("ann", "is", "near", text="ann near")
+        mem.remember("ann", "is", "far", text="ann far")
+        assert [r.text for r in mem.search("q", k=5)] == ["ann near"]
+        embedder.similarity_floor = 0.0
+        assert [r.text for r in mem.search("q", k=5)] == ["ann near", "ann far"]
+
+
+@pytest.mark.parametrize("declared, floor", [
+    (0.3, 0.3), (1, 1.0), (None, 0.0), (True, 0.0), ("0.3", 0.0), (-0.1, 0.0), (1.5, 0.0),
+])
+def test_an_embedder_s_floor_is_read_defensively(declared: object, floor: float) -> None:
+    from memvara.embed import similarity_floor
+
+    class Declares:
+        similarity_floor = declared
+
+    assert similarity_floor(Declares()) == floor
+    assert similarity_floor(object()) == 0.0

@@ -35,13 +35,12 @@ from .query_dates import named_spans
 from .weights import CANDIDATES, RRF_K, WEIGHTS, Weights
 from .._domain.time import to_micros
 from .._write.writer import Writer, encode_checked
-from ..embed import Embedder
+from ..embed import Embedder, similarity_floor
 from ..rerank import Reranker
 from ..telemetry import Recorder
 from ..schema import PredicateRegistry
-from ..store.base import (
-    DeferredTextIndexStore, RankFields, RankingStore, SimilarityStore, Store,
-)
+from ..store.base import RankFields, RankingStore, SimilarityStore, Store
+from .waiting import WaitingVectors
 
 __all__ = ["Retriever"]
 
@@ -65,7 +64,8 @@ class _Hit:
 
 
 class Retriever:
-    """Searches one store with one embedder, registry and writer (for the backlogs)."""
+    """Searches one store with one embedder and registry; the writer says which
+    computed vectors the store now holds (``WaitingVectors``)."""
 
     def __init__(
         self,
@@ -86,12 +86,11 @@ class Retriever:
         self._ranking: RankingStore | None = store if isinstance(store, RankingStore) else None
         self._similar: SimilarityStore | None = (
             store if isinstance(store, SimilarityStore) else None)
-        self._deferred: DeferredTextIndexStore | None = (
-            store if isinstance(store, DeferredTextIndexStore) else None)
         self.weights = weights
         self._embedder = embedder
         self._registry = registry
-        self._writer = writer
+        self._waiting = WaitingVectors()  # vectors of rows the store holds none for yet
+        writer.on_embedded.append(lambda ids: self._waiting.drop("claims", ids))
         if vector_weight is None:
             lexical = getattr(embedder, "lexical", False) is True
             vector_weight = weights.lexical_vector if lexical else weights.semantic_vector
@@ -112,8 +111,10 @@ class Retriever:
         memory_types: Collection[str] | None,
         include_episodes: bool,
     ) -> list[Retrieved]:
-        """The ``k`` best results for ``query``; see ``Memvara.search``."""
-        self._catch_up()
+        """The ``k`` best results for ``query``; see ``Memvara.search``. It writes
+        nothing: rows the store's text index has not caught up with are found by the
+        store's text search, and rows waiting for a vector are encoded here, in memory
+        (``_waiting``)."""
         words = query_terms(query)  # what the text searches look for
         terms = words if include_episodes else []  # for the turns' words
         limit = max(CANDIDATES, 4 * k)
@@ -140,11 +141,13 @@ class Retriever:
             if vector is None:
                 vector = encode_checked(self._embedder, [_without_names(query, named)])[0]
             short = len(by_text) + len(turn_text) < k  # vectors fill what text leaves
+            waiting = self._waiting_cosines(
+                "claims", store.unembedded_claims(scope, tq, states, memory_types), vector)
             by_vector = self._vector_list(
-                lambda n: store.search_claims_vector(
-                    scope, tq, states, memory_types, vector, n),
+                lambda n: _with_waiting(store.search_claims_vector(
+                    scope, tq, states, memory_types, vector, n), waiting, n),
                 k, limit, short, reorders,
-                lambda: self._similarities("claim_similarities", by_text, vector))
+                lambda: self._similarities("claim_similarities", by_text, vector, waiting))
             claims, decoded = self._rank_fields(
                 list(dict.fromkeys(i for i, _ in [*by_vector, *by_text])), tq)
             texts = {cid: c.text for cid, c in claims.items()}
@@ -152,12 +155,17 @@ class Retriever:
             if include_episodes:
                 # One list per retriever over claims and turns together, so a claim's rank is
                 # its place among everything searched, not among the few claims.
+                turns_waiting = self._waiting_cosines(
+                    "episodes", store.unembedded_episodes(scope, tq), vector)
                 turn_vector = self._vector_list(
-                    lambda n: store.search_episodes_vector(scope, tq, vector, n),
+                    lambda n: _with_waiting(store.search_episodes_vector(
+                        scope, tq, vector, n), turns_waiting, n),
                     k, limit, short, reorders,
-                    lambda: self._similarities("episode_similarities", turn_text, vector))
+                    lambda: self._similarities(
+                        "episode_similarities", turn_text, vector, turns_waiting))
                 if reorders:
-                    turn_vector = self._with_turn_similarities(turn_vector, turn_text, vector)
+                    turn_vector = self._with_turn_similarities(
+                        turn_vector, turn_text, vector, turns_waiting)
                 episodes = {**read, **store.episodes_by_ids(
                     [i for i in dict.fromkeys(i for i, _ in [*turn_vector, *turn_text])
                      if i not in read])}
@@ -170,7 +178,8 @@ class Retriever:
                         *(factors(claims[key]) if key in claims else _RECORD))
                 for key, hit in _merge(by_vector, by_text, texts).items()
             ]
-            scored = _ordered([c for c in scored if c.score >= min_score],
+            floor = similarity_floor(self._embedder)
+            scored = _ordered([c for c in scored if c.score >= min_score and _matches(c.hit, floor)],
                               lambda c: c.score, lambda c: c.text)
             keep = k if self._reranker is None else max(k, self._rerank_top_n)
             results = self._results(scored[:keep], decoded, episodes, tq)
@@ -203,22 +212,33 @@ class Retriever:
             return found
         return search(limit)
 
+    def _waiting_cosines(
+        self, table: str, rows: list[tuple[str, str]], vector: npt.NDArray[np.float32]
+    ) -> dict[str, float]:
+        """The cosine of ``vector`` with each ``(id, text)`` row of ``table`` that waits
+        for its vector, encoded in memory (or kept from an earlier search)."""
+        return self._waiting.cosines(self._embedder, table, rows, vector)
+
     def _similarities(
         self, method: Literal["claim_similarities", "episode_similarities"],
         found: list[tuple[str, float]], vector: npt.NDArray[np.float32],
+        waiting: dict[str, float],
     ) -> list[tuple[str, float]] | None:
         """The cosine of ``vector`` with each candidate of the text list ``found``, from
-        the store's ``method`` (a ``SimilarityStore``'s); ``None`` when it has none."""
+        the store's ``method`` (a ``SimilarityStore``'s) or, for a candidate waiting for
+        its vector, from ``waiting``; ``None`` when the store has no such method."""
         similar = self._similar
         if similar is None:
             return None
         similarities = (similar.claim_similarities if method == "claim_similarities"
                         else similar.episode_similarities)
-        return list(similarities([key for key, _ in found], vector).items())
+        stored = similarities([key for key, _ in found], vector)
+        return [*stored.items(), *((key, waiting[key]) for key, _ in found
+                                   if key in waiting and key not in stored)]
 
     def _with_turn_similarities(
         self, found: list[tuple[str, float]], turn_text: list[tuple[str, float]],
-        vector: npt.NDArray[np.float32],
+        vector: npt.NDArray[np.float32], waiting: dict[str, float],
     ) -> list[tuple[str, float]]:
         """The vector list of turns, joined by every turn of the text list it lacks, with
         its cosine (``Store.episode_similarities``, when the store has it): the text list
@@ -230,7 +250,7 @@ class Retriever:
         missing = [(key, score) for key, score in turn_text if key not in have]
         if not missing:
             return found
-        extra = self._similarities("episode_similarities", missing, vector)
+        extra = self._similarities("episode_similarities", missing, vector, waiting)
         return found if extra is None else [*found, *extra]
 
     def _rank_fields(
@@ -361,16 +381,6 @@ class Retriever:
         return sorted(((key, score * scale) for key, score in smoothed.items()),
                       key=lambda item: (-item[1], item[0]))
 
-    def _catch_up(self) -> None:
-        """Search what was written: index waiting text, embed waiting claims. Both take
-        the write lock, so they run only when something waits: with no backlog a search
-        never queues behind a write."""
-        if not self._store.has_backlog():
-            return
-        if self._deferred is not None:
-            self._deferred.flush_text_index()
-        self._writer.embed_missing()
-
     def _claim_factors(self, tq: TimeQuery) -> Callable[[RankFields], tuple[float, float, float]]:
         """For one search: a claim's ``(recency, confidence, salience)``, what its fused
         score is scaled by (each predicate's half-life looked up once)."""
@@ -478,6 +488,26 @@ def _label_terms(label: str) -> frozenset[str]:
 def _covered(text: str, stems: Sequence[re.Pattern[str]]) -> int:
     """How many of ``stems`` start a word of ``text`` (casefolded)."""
     return sum(1 for stem in stems if stem.search(text) is not None)
+
+
+def _matches(hit: _Hit, floor: float) -> bool:
+    """Whether a candidate matches the query at all: the text list found it (it shares a
+    word with the query, or is a turn next to one that does), or its cosine reaches the
+    embedder's ``floor``. Nothing else is returned, however short the list."""
+    return hit.bm25_rank is not None or (hit.vector_score is not None and hit.vector_score >= floor)
+
+
+def _with_waiting(
+    found: list[tuple[str, float]], waiting: dict[str, float], limit: int
+) -> list[tuple[str, float]]:
+    """A vector list from the store joined by the rows waiting for their vectors (their
+    cosines computed in memory), best first, cut at ``limit``: what the list would be
+    with their vectors stored (equal scores keep the stored rows first)."""
+    if not waiting:
+        return found
+    have = {key for key, _ in found}
+    joined = [*found, *((key, score) for key, score in waiting.items() if key not in have)]
+    return sorted(joined, key=lambda item: -item[1])[:limit]
 
 
 def _reordering_weight(limit: int) -> float:

@@ -28,7 +28,13 @@ if TYPE_CHECKING:
     from .cache import CachingEmbedder
     from .sentence import SentenceTransformerEmbedder
 
-__all__ = ["CachingEmbedder", "Embedder", "HashingEmbedder", "SentenceTransformerEmbedder"]
+__all__ = [
+    "CachingEmbedder",
+    "Embedder",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "similarity_floor",
+]
 
 _LAZY = {"CachingEmbedder": ".cache", "SentenceTransformerEmbedder": ".sentence"}
 
@@ -64,6 +70,19 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts``, one row each."""
         ...
+
+
+def similarity_floor(embedder: object) -> float:
+    """The cosine at or above which ``embedder`` declares a vector match a match on its
+    own (its ``similarity_floor`` attribute, 0 to 1); 0.0 when it declares none.
+
+    Search keeps a result that shares a word with the query (the text list found it)
+    or whose cosine reaches this floor: it never pads ``k`` with results that match
+    nothing."""
+    floor = getattr(embedder, "similarity_floor", 0.0)
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0.0 <= floor <= 1.0:
+        return 0.0
+    return float(floor)
 
 
 _U64 = np.uint64
@@ -105,7 +124,11 @@ class HashingEmbedder:
     """
 
     lexical = True
-    """Its vectors encode spelling, not meaning: search weights them as a tie-breaker."""
+    """Its vectors encode spelling, not meaning: search weighs them as a tie-breaker."""
+
+    similarity_floor = 0.1
+    """A text sharing one word with a short query scores about 0.25 or more (a word
+    counts twice its trigrams); texts sharing only stray trigrams stay near 0.05."""
 
     def __init__(self, dim: int = 512) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65_536:

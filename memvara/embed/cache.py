@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._errors import InvalidArgumentError
-from . import Embedder
+from . import Embedder, similarity_floor
 
 __all__ = ["CachingEmbedder"]
 
@@ -69,6 +69,11 @@ class CachingEmbedder:
         """Whether the inner embedder declares itself lexical (``HashingEmbedder`` does),
         passed through so that search weighs the cached vectors as it would the inner's."""
         return getattr(self._inner, "lexical", False) is True
+
+    @property
+    def similarity_floor(self) -> float:
+        """The inner embedder's declared floor (see ``memvara.embed.similarity_floor``)."""
+        return similarity_floor(self._inner)
 
     @property
     def inner(self) -> Embedder:

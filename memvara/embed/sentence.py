@@ -142,6 +142,11 @@ class SentenceTransformerEmbedder:
     lexical = False
     """Its vectors encode meaning, not spelling: search weighs them fully."""
 
+    similarity_floor = 0.15
+    """With all-MiniLM-L6-v2, unrelated sentences score about 0.05 to 0.1 against a
+    question and related ones 0.15 and up; another model may need another floor (set
+    the attribute on the instance)."""
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
