@@ -436,7 +436,7 @@ def test_random_scopes_never_leak(layout: tuple[list[Key], Key | None, int]) -> 
 
 
 def test_the_model_of_visibility_is_what_the_docs_say() -> None:
-    """The test's one-line rule, spelled out on the cases SECURITY.md and the README name,
+    """The test's one-line rule, spelled out on the cases SECURITY.md and the guide name,
     so the matrix cannot agree with a wrong model."""
     session = ("t1", "u1", "a1", "s1")
     assert visible(session, (None, None, None, None))  # the root is everyone's

@@ -325,7 +325,7 @@ def set_new_claim_id(claim: Claim, claim_id: str) -> Claim:
 
     Only for a claim the writer built for the write under way, which no caller has
     seen yet (``Writer.build`` makes a new object for every claim it is given): to
-    everyone else a ``Claim`` is immutable, and ``store._rows.with_id`` copies."""
+    everyone else a ``Claim`` is immutable, and the store's ``with_id`` copies."""
     _id(claim, claim_id)
     return claim
 

@@ -209,7 +209,7 @@ _V4 = (
 # serves a write's slot read (an equality on its first six columns), a scope's
 # rows (its prefix), a scoped sweep (a range) and a key list (a probe per visible
 # scope); and it carries the columns the state filter reads, so counting a scope reads
-# no rows. Measured when it was made (2026-11-30, ROADMAP "A seventh pass"): pages a
+# no rows. Measured when it was made (2026-11-30, docs/perf-log.md "A seventh pass"): pages a
 # single write appends to the write-ahead log 5.2 -> 4.0 fresh and 7.7 -> 6.8 revising
 # (one user per scope, 100,000 claims); ``count()`` at the root of 100,000 claims
 # 34-36 -> 17-18 ms (bench/perf.py); instructions a write within 2% either way.
