@@ -175,8 +175,7 @@ class Path:
 
     ``nodes`` are folded entity keys (two spellings of one entity are one node);
     ``labels`` are the names as the claims store them; ``forward[i]`` says whether hop
-    ``i`` was walked from the claim's subject to its object. A path with no claims
-    joins two names of one entity.
+    ``i`` was walked from the claim's subject to its object.
     """
 
     claims: tuple[Claim, ...]

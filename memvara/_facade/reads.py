@@ -376,8 +376,9 @@ class ReadAPI(Handle):
         """The best ``k`` chains of at most ``depth`` claims joining two entities, every
         hop read at one pinned instant (default now).
 
-        Two names of one entity (same fold, or a learned alias) are joined by one path
-        with no claims. An unknown entity joins nothing (an empty list).
+        Two names of one entity (same fold, or a learned alias) have no path between
+        them: an entity is not connected to itself. An unknown entity joins nothing (an
+        empty list).
         """
         scope = self._at(tenant, user, agent, session)
         source_label = _args.check_text(source, "source")
@@ -388,7 +389,7 @@ class ReadAPI(Handle):
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
         return graph.paths_between(
             self._core.store, self._core.registry, scope, tq,
-            (source_label, entity_key(source_label)), (target_label, entity_key(target_label)),
+            entity_key(source_label), entity_key(target_label),
             depth=depth, predicates=predicates, floor=floor, k=k,
         )
 

@@ -267,17 +267,16 @@ def neighborhood(
 
 def paths_between(
     store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery,
-    source: tuple[str, str], target: tuple[str, str],
+    source: str, target: str,
     *, depth: int, predicates: Iterable[str] | None, floor: float, k: int,
 ) -> list[Path]:
-    """The best ``k`` chains scoring at least ``floor`` joining ``source`` and
-    ``target`` (each a ``(label, folded key)``), in one snapshot. Two names of one
-    entity are joined by one path with no claims."""
+    """The best ``k`` chains scoring at least ``floor`` joining the entities the folded
+    keys ``source`` and ``target`` name, in one snapshot. Two names of one entity have
+    no path between them: an entity is not connected to itself."""
     walker = _walker(store, registry, scope, tq, predicates)
-    start, end = walker.node(source[1]), walker.node(target[1])
+    start, end = walker.node(source), walker.node(target)
     if start == end:
-        same = Path((), (start,), (source[0],), (), 1.0)
-        return [same] if same.score >= floor else []
+        return []
     with store.snapshot():
         paths = walker.paths_between(start, end, depth)
     return [p for p in paths if p.score >= floor][:k]
