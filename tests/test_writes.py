@@ -451,3 +451,30 @@ def test_a_persisted_spec_whose_alias_is_taken_is_skipped(db_path: str, clock: C
     with Memvara(db_path, registry=mine, clock=clock) as mem:
         assert not mem.registry.is_known("plan")
         assert mem.registry.spec("tier").cardinality is Cardinality.MANY
+
+
+@pytest.mark.parametrize("predicate, text", [
+    ("lives_in", "user does not live in Paris"),
+    ("works_at", "user does not work at Paris"),
+    ("likes", "user does not like Paris"),
+    ("allergic_to", "user is not allergic to Paris"),
+    ("born_in", "user was not born in Paris"),
+    ("name", "user name is not Paris"),
+    ("has_pet", "user does not have pet Paris"),
+    ("studies", "user does not study Paris"),
+    ("watches", "user does not watch Paris"),
+])
+def test_a_negative_claim_reads_as_a_negative_sentence(
+    mem: Memvara, predicate: str, text: str
+) -> None:
+    (claim,) = mem.remember("user", predicate, "Paris", polarity=-1).added
+    assert claim.text == text and claim.polarity == -1
+    assert text in repr(claim)
+
+
+def test_recall_says_what_does_not_hold(mem: Memvara) -> None:
+    mem.remember("user", "lives_in", "Paris", polarity=-1)
+    mem.remember("user", "lives_in", "Lyon")
+    block = mem.recall("does the user live in Paris or Lyon?")
+    assert "- user does not live in Paris" in block.splitlines()
+    assert "- user lives in Lyon" in block.splitlines()

@@ -39,9 +39,44 @@ _NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
 
 
 def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
-    """The one-line text a claim is indexed and shown by: ``user lives in Berlin``."""
+    """The one-line text a claim is indexed and shown by: ``user lives in Berlin``, and
+    for a negative claim ``user does not live in Berlin`` (``_negated``)."""
     words = predicate.replace("_", " ")
-    return f"{subject} {'not ' if polarity < 0 else ''}{words} {obj}"
+    if polarity < 0:
+        return _negated(subject, words.split(), obj)
+    return f"{subject} {words} {obj}"
+
+
+_BE = {"is": "is not", "are": "are not", "was": "was not", "were": "were not",
+       "has": "does not have", "have": "does not have", "can": "cannot"}
+_PARTICIPLES = ("born", "married", "allergic", "based", "located", "engaged", "divorced",
+                "working", "living", "employed", "interested", "related")
+
+
+def _negated(subject: str, words: list[str], obj: str) -> str:
+    """A negative claim read as a sentence: a verb in the third person takes "does not"
+    and its base form (``lives in`` -> ``does not live in``), a form of "be" or "have"
+    its own negation, a participle or adjective "is not" (``allergic to``, ``born in``:
+    "was not"), and a noun ``name`` -> ``user name is not Ann``."""
+    head, rest = words[0], " ".join(words[1:])
+    tail = f" {rest}" if rest else ""
+    if head in _BE:
+        return f"{subject} {_BE[head]}{tail} {obj}"
+    if head in _PARTICIPLES:
+        return f"{subject} {'was' if head == 'born' else 'is'} not {head}{tail} {obj}"
+    if head.endswith("s") and not head.endswith("ss"):  # lives in, likes, speaks
+        return f"{subject} does not {_base(head)}{tail} {obj}"
+    return f"{subject} {' '.join(words)} is not {obj}"
+
+
+def _base(verb: str) -> str:
+    """The base form of a verb in the third person singular: ``lives`` -> ``live``,
+    ``studies`` -> ``study``, ``watches`` -> ``watch``."""
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return verb[:-2]
+    return verb[:-1]
 
 
 @dataclass(slots=True)
@@ -71,6 +106,9 @@ class Writer:
         self._bulk: BulkWriteStore | None = store if isinstance(store, BulkWriteStore) else None
         """The store, if it offers a slot read across scopes and an insert returning bare
         ids (``BulkWriteStore``)."""
+        self.on_embedded: list[Callable[[Sequence[str]], None]] = []
+        """Called with the ids of claims whose vectors a write just stored (searches
+        drop the vectors they computed for them meanwhile: ``_read.waiting``)."""
 
     # -- learned entity aliases ---------------------------------------------------------
     def aliases(self, scope: Scope) -> Mapping[str, str]:
@@ -96,7 +134,13 @@ class Writer:
         with self._store.transaction():
             done = self._store.set_claim_vectors([cid for cid, _ in waiting], vectors)
         self._backlog = 0
+        self._embedded([cid for cid, _ in waiting])
         return done
+
+    def _embedded(self, claim_ids: Sequence[str]) -> None:
+        if claim_ids:
+            for listener in self.on_embedded:
+                listener(claim_ids)
 
     def now(self) -> int:
         """The injected clock's current instant, in storage microseconds."""
@@ -221,6 +265,7 @@ class Writer:
                 self._store.set_claim_vectors(waiting, backlog_vectors)
             self._apply(claims, vectors, close, outcome, skip_ids=frozenset())
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
+        self._embedded(waiting)
         return _receipt(outcome, started)
 
     def _vectors_for(
@@ -475,6 +520,7 @@ class Writer:
             elif old_end is None or switch < old_end:
                 outcome.ended.extend(self._store.end_claims([(old, switch, at_belief, by)]))
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
+        self._embedded(waiting)
         return _receipt(outcome, started)
 
     # -- retire ---------------------------------------------------------------------------
