@@ -8,7 +8,6 @@ from datetime import datetime
 
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg, resolve_states, resolve_time
-from .._domain.entities import entity_key
 from .._domain.model import Claim, Episode, Scope
 from .._domain.results import Path, Provenance, Retrieved
 from .._errors import InvalidArgumentError
@@ -352,7 +351,9 @@ class ReadAPI(Handle):
         floor = _args.check_min_score(min_score)
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
         return graph.neighborhood(
-            self._core.store, self._core.registry, scope, tq, entity_key(label), depth=depth,
+            self._core.store, self._core.registry, scope, tq,
+            self._core.aliases.fold(scope, label), aliases=self._core.aliases.fresh(scope),
+            depth=depth,
             min_hops=min_hops, predicates=predicates, floor=floor, k=k,
         )
 
@@ -389,7 +390,8 @@ class ReadAPI(Handle):
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
         return graph.paths_between(
             self._core.store, self._core.registry, scope, tq,
-            entity_key(source_label), entity_key(target_label),
+            self._core.aliases.fold(scope, source_label),
+            self._core.aliases.fold(scope, target_label), aliases=self._core.aliases.fresh(scope),
             depth=depth, predicates=predicates, floor=floor, k=k,
         )
 

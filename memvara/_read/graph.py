@@ -246,20 +246,20 @@ def walkable(registry: PredicateRegistry, store: Store, predicates: object) -> l
 
 def _walker(
     store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery,
-    predicates: Iterable[str] | None,
+    aliases: Mapping[str, str], predicates: Iterable[str] | None,
 ) -> Walker:
     """A walker pinned to ``tq``, with the owner's aliases and the relations to walk."""
     names = None if predicates is None else walkable(registry, store, predicates)
-    return Walker(store, scope, tq, store.aliases(Scope(scope.tenant, scope.user)), names)
+    return Walker(store, scope, tq, aliases, names)
 
 
 def neighborhood(
     store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery, start_key: str,
-    *, depth: int, min_hops: int, predicates: Iterable[str] | None, floor: float, k: int,
+    *, aliases: Mapping[str, str], depth: int, min_hops: int, predicates: Iterable[str] | None, floor: float, k: int,
 ) -> list[Path]:
     """The best ``k`` paths scoring at least ``floor`` out of the entity ``start_key``
     names, of ``min_hops`` to ``depth`` hops, in one snapshot."""
-    walker = _walker(store, registry, scope, tq, predicates)
+    walker = _walker(store, registry, scope, tq, aliases, predicates)
     with store.snapshot():
         paths = walker.neighborhood(walker.node(start_key), depth, min_hops)
     return [p for p in paths if p.score >= floor][:k]
@@ -268,12 +268,12 @@ def neighborhood(
 def paths_between(
     store: Store, registry: PredicateRegistry, scope: Scope, tq: TimeQuery,
     source: str, target: str,
-    *, depth: int, predicates: Iterable[str] | None, floor: float, k: int,
+    *, aliases: Mapping[str, str], depth: int, predicates: Iterable[str] | None, floor: float, k: int,
 ) -> list[Path]:
     """The best ``k`` chains scoring at least ``floor`` joining the entities the folded
     keys ``source`` and ``target`` name, in one snapshot. Two names of one entity have
     no path between them: an entity is not connected to itself."""
-    walker = _walker(store, registry, scope, tq, predicates)
+    walker = _walker(store, registry, scope, tq, aliases, predicates)
     start, end = walker.node(source), walker.node(target)
     if start == end:
         return []

@@ -4,6 +4,11 @@ An owner (a tenant and user) may learn that two names are one entity (``"Big Blu
 ``"IBM"``). Writes file a subject under its entity's key (``key_of``, cached per owner);
 reads reach every key an entity has been filed under (``keys_of``, read fresh, so a
 reader sees aliases another process learned); ``backfill`` re-files old claims.
+
+One alias is never learned, because it always holds: in a scope with a user, ``user``
+names that user (``fold``). The cheap tier writes what a user says of themselves about
+them by id, and ``remember("user", ...)`` there files under the same key, so the two
+never hold two values of one slot.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ from .._domain.model import Claim, Scope
 from .._errors import InvalidArgumentError
 from ..store.base import Store
 
-__all__ = ["ALIAS_OWNERS_CACHED", "Aliases"]
+__all__ = ["ALIAS_OWNERS_CACHED", "USER", "Aliases"]
 
 ALIAS_OWNERS_CACHED = 4096
 """Owners whose learned aliases are kept in memory at once."""
 
 _NO_ALIASES: Mapping[str, str] = MappingProxyType({})
+
+USER = "user"
+"""The subject that stands for whoever speaks when no name is known."""
 
 class Aliases:
     """The aliases of every owner in one store: cached for writes, fresh for reads."""
@@ -52,9 +60,23 @@ class Aliases:
             found = self._cache[owner] = self._store.aliases(Scope(*owner))
         return found
 
+    def reload(self) -> None:
+        """Read every owner's aliases afresh at their next use (after an import wrote
+        some behind this cache)."""
+        self._cache.clear()
+        self._owners = None
+
+    @staticmethod
+    def fold(scope: Scope, surface: str) -> str:
+        """``surface``'s folded key, where ``user`` in a scope with a user is that user."""
+        key = entity_key(surface)
+        if key == USER and scope.user is not None:
+            return entity_key(scope.user)
+        return key
+
     def key_of(self, scope: Scope, surface: str) -> str:
         """``surface``'s entity key for ``scope``'s owner: its fold, through any alias."""
-        key = entity_key(surface)
+        key = self.fold(scope, surface)
         aliases = self.of(scope)
         return aliases.get(key, key) if aliases else key
 
@@ -81,10 +103,19 @@ class Aliases:
         """Every key ``probe`` names for ``scope``'s owner: its fold, the entity a learned
         alias maps it to, and every other alias of that entity. The owner's aliases only:
         a broader owner's never apply. Read fresh from the store."""
-        key = entity_key(probe)
-        aliases = self._store.aliases(Scope(scope.tenant, scope.user))
+        key = self.fold(scope, probe)
+        aliases = self.fresh(scope)
         entity = aliases.get(key, key)
         return list(dict.fromkeys([key, entity, *(a for a, e in aliases.items() if e == entity)]))
+
+    def fresh(self, scope: Scope) -> Mapping[str, str]:
+        """The aliases of ``scope``'s owner read from the store now, with ``user`` an
+        alias of the scope's user: a reader's view, where the rows of a broader scope
+        filed under ``user`` belong to that entity too."""
+        aliases = self._store.aliases(Scope(scope.tenant, scope.user))
+        if scope.user is not None and (me := entity_key(scope.user)) != USER:
+            return {**aliases, USER: aliases.get(me, me)}
+        return aliases
 
     def backfill(self, scope: Scope, at: int, *, dry_run: bool) -> list[Claim]:
         """Re-file ``scope``'s owner's claims written under an alias under its entity

@@ -33,8 +33,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from .._errors import BackgroundWriteError, ClosedError
-from .ingest import _turns
-from .._domain.model import Episode
+from .ingest import Turn, _turns
 
 __all__ = ["QUEUE_SIZE", "Background", "frozen_turns"]
 
@@ -48,11 +47,11 @@ _RUNNING: weakref.WeakSet[Background] = weakref.WeakSet()
 """Every queue whose worker is running, drained at interpreter exit."""
 
 
-def frozen_turns(messages: object, role: str, ts: datetime | None, now: datetime) -> list[Episode]:
+def frozen_turns(messages: object, role: str, ts: datetime | None, now: datetime) -> list[Turn]:
     """``add()``'s argument checked now and copied, so a bad value raises at the call
     and a list the caller changes after queueing it changes nothing; a turn with no
     ``ts`` is dated ``now``, when it was queued, not when the worker reaches it."""
-    return [Episode(t.content, t.role, now if t.ts is None else t.ts)
+    return [Turn(t.role, t.content, now if t.ts is None else t.ts, t.name)
             for t in _turns(messages, role, ts)]
 
 

@@ -33,6 +33,7 @@ from .._domain import args as _args
 from . import gate as _gate
 from . import rules as _rules
 from .._errors import InvalidArgumentError
+from .._domain.entities import entity_key
 from .._domain.model import ROLES, Claim, Episode, Scope
 from .._domain.results import Skip, WriteReceipt
 from .scripts import script_of
@@ -45,7 +46,7 @@ from .writer import Writer, encode_checked
 from ..embed import Embedder
 from ..store.base import Store
 
-__all__ = ["MAX_TURN_CHARS", "NEAR_DUPLICATE", "Ingest"]
+__all__ = ["MAX_TURN_CHARS", "NEAR_DUPLICATE", "Ingest", "Turn"]
 
 MAX_TURN_CHARS = 1_000_000
 """A turn longer than this is refused (a whole document belongs in a loader, not a turn)."""
@@ -60,10 +61,11 @@ ENTITY_CANDIDATES = 50
 
 
 @dataclass(slots=True)
-class _Turn:
+class Turn:
     role: str
     content: str
     ts: datetime | None
+    name: str | None = None  # the speaker's name, from an OpenAI-style message
 
 
 class Ingest:
@@ -108,7 +110,7 @@ class Ingest:
 
         # Tier 0a: exact duplicates, against the scope and within this call.
         held = self._store.known_contents(scope, {t.content for t in turns})
-        fresh: list[_Turn] = []
+        fresh: list[Turn] = []
         seen: set[str] = set()
         for turn in turns:
             if turn.content in held or turn.content in seen:
@@ -121,6 +123,8 @@ class Ingest:
         vectors = encode_checked(self._embedder, [t.content for t in fresh])
         kept, kept_vectors = self._not_near_duplicates(scope, fresh, vectors, skipped)
         episodes = [_episode(t, scope, now, i) for i, t in enumerate(kept)]
+        # Who "I" is in each turn: the message's name, else the scope's user, else "user".
+        speakers = {e.id: t.name or scope.user or _rules.SUBJECT for e, t in zip(episodes, kept)}
 
         # Tier 1 and 1b: the gate, then the rules on what the gate let through.
         claims: list[Claim] = []
@@ -137,7 +141,8 @@ class Ingest:
                 series = "fast.hit" if found else "fast.miss"
                 recorder.record(series, script=script_of(episode.content))
             if found:
-                claims.extend(self._rule_claim(f, episode, scope, now) for f in found)
+                claims.extend(self._rule_claim(f, episode, scope, now, speakers[episode.id])
+                              for f in found)
             else:
                 for_model.append(episode)
 
@@ -148,7 +153,7 @@ class Ingest:
                 unextracted = len(for_model)
             else:
                 extracted, llm_calls = self._extract(for_model)
-                claims.extend(self._model_claims(extracted, for_model, scope, now))
+                claims.extend(self._model_claims(extracted, for_model, scope, now, speakers))
 
         if meta:
             claims = [replace(c, meta={**meta, **c.meta}) for c in claims]
@@ -170,7 +175,7 @@ class Ingest:
         )
 
     # -- the tiers --------------------------------------------------------------------
-    def _redacted(self, turns: list[_Turn]) -> list[_Turn]:
+    def _redacted(self, turns: list[Turn]) -> list[Turn]:
         redactor, recorder = self._redactor, self._recorder
         if redactor is None:
             return turns
@@ -182,16 +187,16 @@ class Ingest:
                 recorder.record("redact.inspected", field="content", script=script)
                 if clean != turn.content:
                     recorder.record("redact.changed", field="content", script=script)
-            out.append(_Turn(turn.role, clean, turn.ts))
+            out.append(Turn(turn.role, clean, turn.ts, turn.name))
         return out
 
     def _not_near_duplicates(
         self,
         scope: Scope,
-        turns: list[_Turn],
+        turns: list[Turn],
         vectors: npt.NDArray[np.float32],
         skipped: list[Skip],
-    ) -> tuple[list[_Turn], npt.NDArray[np.float32]]:
+    ) -> tuple[list[Turn], npt.NDArray[np.float32]]:
         recent = self._recent_vectors(scope)
         keep: list[int] = []
         for i, turn in enumerate(turns):
@@ -231,9 +236,11 @@ class Ingest:
                 self._recent.popitem(last=False)
         return recent
 
-    def _rule_claim(self, found: _rules.RuleClaim, episode: Episode, scope: Scope, now: int) -> Claim:
+    def _rule_claim(
+        self, found: _rules.RuleClaim, episode: Episode, scope: Scope, now: int, speaker: str,
+    ) -> Claim:
         return self._writer.build(
-            _rules.SUBJECT, found.predicate, found.object, scope, now,
+            speaker, found.predicate, found.object, scope, now,
             valid_from=episode.ts, polarity=found.polarity, sources=(episode.id,),
             extractor=RULES_EXTRACTOR,
         )
@@ -253,9 +260,11 @@ class Ingest:
         return extracted, calls
 
     def _model_claims(
-        self, extracted: Iterable[object], turns: list[Episode], scope: Scope, now: int
+        self, extracted: Iterable[object], turns: list[Episode], scope: Scope, now: int,
+        speakers: Mapping[str, str],
     ) -> list[Claim]:
-        """The model's claims, checked like any write; a bad one is dropped, not fatal."""
+        """The model's claims, checked like any write; a bad one is dropped, not fatal.
+        A claim about ``user`` read from a user's turn is about that turn's speaker."""
         by_id = {t.id: t for t in turns}
         items = [item for item in extracted if isinstance(item, Claim)]
         if self._resolve_entities:
@@ -265,9 +274,13 @@ class Ingest:
             sources = tuple(s for s in item.sources if s in by_id) or (turns[0].id,)
             said = by_id[sources[0]]
             self._learn_predicate(item.predicate)
+            subject = item.subject
+            if said.role == "user" and isinstance(subject, str) and entity_key(
+                    subject) == _rules.SUBJECT:
+                subject = speakers[said.id]
             try:
                 out.append(self._writer.build(
-                    item.subject, item.predicate, item.object, scope, now,
+                    subject, item.predicate, item.object, scope, now,
                     valid_from=item.valid_from or said.ts, valid_to=item.valid_to,
                     sources=sources, confidence=item.confidence,
                     memory_type=item.memory_type, polarity=item.polarity,
@@ -321,7 +334,7 @@ class Ingest:
 
 
 # -- normalizing what add() accepts -------------------------------------------------------
-def _turns(messages: object, role: str, ts: datetime | None) -> list[_Turn]:
+def _turns(messages: object, role: str, ts: datetime | None) -> list[Turn]:
     """``add()``'s argument as turns: a string, strings, Episodes or role/content dicts."""
     role = _check_role(role, "role")
     if ts is not None:
@@ -333,23 +346,28 @@ def _turns(messages: object, role: str, ts: datetime | None) -> list[_Turn]:
             "messages", "expected a string, a list of strings, Episodes or role/content dicts,"
             f" got {type(messages).__name__}"
         )
-    turns: list[_Turn] = []
+    turns: list[Turn] = []
     for i, item in enumerate(messages):
         where = f"messages[{i}]"
-        if isinstance(item, str):
-            turns.append(_Turn(role, _content(item, where), ts))
+        if isinstance(item, Turn):  # already checked (a queued add's, frozen_turns)
+            turns.append(item)
+        elif isinstance(item, str):
+            turns.append(Turn(role, _content(item, where), ts))
         elif isinstance(item, Episode):
             when = item.ts if item.ts is not None else ts
             if when is not None:
                 to_micros(when, f"{where}.ts")
-            turns.append(_Turn(_check_role(item.role, f"{where}.role"),
+            turns.append(Turn(_check_role(item.role, f"{where}.role"),
                                _content(item.content, f"{where}.content"), when))
         elif isinstance(item, Mapping):
-            turns.append(_Turn(
+            name = item.get("name")
+            if name is not None:
+                name = _args.check_text(name, f"{where}.name")
+            turns.append(Turn(
                 _check_role(item.get("role", role), f"{where}.role"),
                 _content(_dict_content(item.get("content"), f"{where}.content"),
                          f"{where}.content"),
-                ts,
+                ts, name,
             ))
         else:
             raise InvalidArgumentError(
@@ -385,7 +403,7 @@ def _check_role(value: object, where: str) -> str:
     return str(value)
 
 
-def _episode(turn: _Turn, scope: Scope, now: int, position: int) -> Episode:
+def _episode(turn: Turn, scope: Scope, now: int, position: int) -> Episode:
     """The stored form of a turn, with its id set now so claims can cite it."""
     recorded = from_micros(now)
     ts = turn.ts if turn.ts is not None else recorded

@@ -17,7 +17,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .._domain import args as _args
-from .._domain.entities import entity_key
 from .._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError, StoreError
 from .._domain.model import Claim, Episode, Scope, assemble_claim, set_new_claim_id
 from .._domain.results import WriteReceipt, assemble_receipt
@@ -335,8 +334,9 @@ class Writer:
         """Each claim's slot at ``scope``: ``key_of`` its subject (the scope's aliases
         read once), and its predicate."""
         aliases = self.aliases(scope)
+        fold = self.names.fold
         return [(aliases.get(key, key), claim.predicate)
-                for key, claim in zip(map(entity_key, [c.subject for c in claims]), claims)]
+                for key, claim in zip([fold(scope, c.subject) for c in claims], claims)]
 
     def _slot_claims(
         self, wanted: dict[Scope, set[tuple[str, str]]], ending_after: int

@@ -223,7 +223,17 @@ _V5 = (
     ),
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)
+# v6: "I" is the user in scope. The cheap tier used to write what a user said of
+# themselves about the subject ``user``; in a scope with a user it now writes about that
+# user, and ``user`` there names the same entity. Claims filed under ``user`` in such a
+# scope move to the user's key, so a slot holds them and new writes together (their
+# subject text, and so what they show, is left as it was written).
+_V6 = (
+    f"UPDATE claims SET subject_key = {FOLD_FUNCTION}(s_user)"
+    " WHERE subject_key = 'user' AND s_user != ''",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
