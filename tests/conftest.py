@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memvara import Claim, Episode, Memvara, PredicateSpec
+from memvara import Claim, Episode, Memvara, PredicateSpec, SQLiteStore
 from memvara.schema import Cardinality, Volatility
 
 
@@ -68,6 +68,16 @@ def embed_all(mem: Memvara) -> int:
     """Embed every claim still waiting for its vector (single writes are embedded in
     batches); how many were embedded."""
     return mem._core.writer.embed_missing()
+
+
+def catch_up(mem: Memvara) -> None:
+    """Pay the write side's backlogs now, as a write does once a batch waits: index the
+    text waiting above the watermark and embed the claims waiting for vectors. (No read
+    does this: a search finds both kinds of waiting row in memory.)"""
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    store.flush_text_index()
+    embed_all(mem)
 
 
 class FakeLLM:

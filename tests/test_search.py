@@ -82,7 +82,8 @@ def test_claims_written_one_at_a_time_are_searchable_at_once(mem: Memvara) -> No
     mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE")
     (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
     assert hit.explain.bm25_rank == 1 and hit.explain.vector_rank == 1
-    assert mem.stats()["embeddings"] == 1  # the backlog was embedded for the search
+    # Found by its waiting text and a vector encoded in memory: the search stored nothing.
+    assert mem.stats()["embeddings"] == 0 and mem.store.has_backlog()
 
 
 def test_every_result_explains_its_score(mem: Memvara) -> None:
@@ -277,17 +278,17 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     assert asked == [6]  # the 5th and 6th vector scores differ: no tie cut, no second ask
 
 
-def test_a_store_with_no_text_index_to_flush_still_has_a_search_embed_its_backlog(
+def test_a_store_with_no_text_index_to_flush_still_finds_what_waits(
     clock: Clock,
 ) -> None:
-    # flush_text_index() is optional (DeferredTextIndexStore): a store whose text index
-    # never lags has none.
+    # flush_text_index() is optional (DeferredTextIndexStore), and no read calls it:
+    # the store's text search finds the rows its index does not hold yet by itself.
     with Memvara(store=store_without("flush_text_index")(), clock=clock) as mem:
         claim = mem.remember("user", "working_on", "ERR_7734_TLSHANDSHAKE").added[0]
         (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
         assert hit.claim == claim and hit.explain.vector_rank == 1
-        assert hit.explain.bm25_rank is None  # SQLiteStore's index does lag: unflushed here
-        assert mem.stats()["embeddings"] == 1
+        assert hit.explain.bm25_rank == 1
+        assert mem.stats()["embeddings"] == 0
 
 
 def test_a_stale_claim_id_gets_no_cosine_from_the_row_its_rowid_names(mem: Memvara) -> None:
@@ -309,6 +310,7 @@ def test_claim_similarities_are_the_cosines_of_the_claims_asked(
 ) -> None:
     for i in range(12):
         mem.remember(f"user_{i}", "likes", f"green tea number {i}")
+    embed_all(mem)  # stored vectors: what claim_similarities reads
     store = mem.store
     assert isinstance(store, SQLiteStore)
     ids = [r.claim.id for r in mem.search("green tea", k=12)]  # type: ignore[union-attr]
@@ -615,7 +617,6 @@ def test_with_every_turn_factor_off_turns_rank_on_bm25_and_are_read_once(
     short, long = "pottery is fun", "pottery is fun and the whole class came along today"
     with Memvara(clock=clock, llm=FakeLLM()) as mem:
         _apart(mem, [short, long])
-        mem.search("warm up")  # index the turns
         store = mem.store
         raw = store.search_episodes_text(mem.default_scope, TimeQuery(2**62, None),
                                          query_terms("pottery"), 10)

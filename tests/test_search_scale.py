@@ -26,7 +26,7 @@ from memvara._domain.terms import query_terms
 from memvara.store.sqlite._fts import match_any
 from memvara.store.sqlite._vectors import VectorFile
 
-from .conftest import Clock
+from .conftest import Clock, catch_up
 from .store_without import store_without
 
 OLD = datetime(2020, 1, 1, tzinfo=timezone.utc)
@@ -72,7 +72,7 @@ def big(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterato
         mem.remember("user_7", "likes", "old_jazz", valid_from=OLD, recorded_at=OLD)
         mem.delete(mem.remember("user_8", "likes", "durian").added[0].id)
         _fill(mem, 5, user="alice")
-        mem.search("warm up")  # index and embed everything
+        catch_up(mem)  # index and embed everything: these tests are about the index
         yield mem
 
 
@@ -215,7 +215,7 @@ def test_one_common_word_is_scored_as_bm25_scores_it_without_recounting_it(
                                  + "lives " * (1 + s % 3) + "in a long sentence about town")
                            for s in range(0, 40, 7)])  # first: inside the window
         _fill(mem, 40)
-        mem.search("warm up")
+        catch_up(mem)
         tq = TimeQuery(2**62, None)
         where, params = store._claim_filter(Scope(), tq, ("live",), None)
         statements.clear()
@@ -244,7 +244,7 @@ def test_a_rare_word_whose_rows_lack_the_common_word_needs_no_rescoring(
     with Memvara(store=store, clock=clock) as mem:
         _fill(mem, 40)
         durian = mem.remember("user_3", "likes", "durian").added[0]
-        mem.search("warm up")
+        catch_up(mem)
         tq = TimeQuery(2**62, None)
         where, params = store._claim_filter(Scope(), tq, ("live",), None)
         statements.clear()
@@ -284,6 +284,7 @@ def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_pl
     store = SQLiteStore(tracer=lambda sql, params: statements.append(sql))
     with Memvara(store=store, clock=clock) as mem:
         _fill(mem, 40)
+        catch_up(mem)
 
         def counted() -> int:
             return sum("SELECT count(*) FROM (SELECT 1 FROM claims_fts" in s for s in statements)
@@ -294,6 +295,7 @@ def test_phrase_counts_are_cached_until_the_index_changes(clock: Clock, small_pl
         mem.search("where does user_7 live?")
         assert counted() == first
         mem.remember("user_99", "lives_in", "somewhere")
+        store.flush_text_index()
         mem.search("where does user_7 live?")  # the flush changed the index: counted again
         assert counted() == 2 * first
 
@@ -307,7 +309,7 @@ def test_rank_fields_of_claims_the_vector_probe_admitted_cost_no_query(
     store = SQLiteStore(str(tmp_path / "m.db"), tracer=lambda sql, params: statements.append(sql))
     with Memvara(store=store, clock=clock) as mem:
         _fill(mem, 2_000)
-        mem.search("warm up")
+        catch_up(mem)
         tq = TimeQuery(known_at=10**18, valid_at=None)
         vector = mem._core.retriever._embedder.encode(["where does user_7 live?"])[0]
         others = [c.id for c in mem.get_all()[:5]]
@@ -451,7 +453,7 @@ def test_a_small_scope_is_scanned_and_a_sparse_filter_widens(
     with Memvara(store=store, clock=clock) as mem:
         _fill(mem, 100, user="carol")
         _fill(mem, 3, user="bob")  # bob sees his 12 claims, carol's 400 are not his
-        mem.search("warm up")
+        catch_up(mem)
         vector = mem.embedder.encode(["user_1 lives"])[0]
         where, params = store._claim_filter(Scope(user="bob"), live, ("live",), None)
         statements.clear()
@@ -465,7 +467,7 @@ def test_a_small_scope_is_scanned_and_a_sparse_filter_widens(
         for claim in mem.search("user_5", k=2):
             assert claim.claim is not None
             mem.delete(claim.claim.id)
-        mem.search("warm up")
+        catch_up(mem)
         store = _store(mem)
         vector = mem.embedder.encode(["user_1 lives"])[0]
         where, params = store._claim_filter(Scope(), every, ("retired",), None)

@@ -109,6 +109,7 @@ def open_core(
     clock: Clock | None,
     queue_size: int,
     reembed: bool,
+    read_only: bool = False,
 ) -> Core:
     """Check ``Memvara()``'s arguments, open (or take) the store, reconcile it with the
     embedder and the schema, and build the core; a store opened here is closed again if
@@ -156,8 +157,14 @@ def open_core(
         raise InvalidArgumentError(
             "resolve_entities", "the llm has no resolve_entity(surface, candidates) method"
         )
+    if not isinstance(read_only, bool):
+        raise InvalidArgumentError("read_only", f"expected True or False, got {read_only!r:.40}")
+    if read_only and store is not None:
+        raise InvalidArgumentError(
+            "read_only", "a store passed in opens as it was made: pass read_only=True to it"
+            " (SQLiteStore(path, read_only=True))")
     registry = PredicateRegistry() if registry is None else registry
-    store = SQLiteStore(path) if store is None else store
+    store = SQLiteStore(path, read_only=read_only) if store is None else store
     try:
         if not isinstance(reembed, bool):
             raise InvalidArgumentError("reembed", f"expected True or False, got {reembed!r:.40}")
@@ -168,7 +175,7 @@ def open_core(
                 f"the store holds {store.dim}-d vectors but the embedder makes"
                 f" {embedder.dim}-d ones; use an embedder of the store's width"
             )
-        _sync_schema(store, registry)
+        _sync_schema(store, registry, save=getattr(store, "read_only", False) is not True)
     except BaseException:
         store.close()
         raise
@@ -187,8 +194,9 @@ def check_embedder(embedder: object) -> None:
     encode_checked(embedder, ["memvara"])
 
 
-def _sync_schema(store: Store, registry: PredicateRegistry) -> None:
-    """Load specs earlier processes persisted; persist the ones this registry declares."""
+def _sync_schema(store: Store, registry: PredicateRegistry, *, save: bool) -> None:
+    """Load specs earlier processes persisted; persist the ones this registry declares
+    (unless not ``save``: a read-only store keeps them in this process only)."""
     persisted = store.load_predicates()
     for spec in persisted:
         if not registry.is_known(spec.name):
@@ -198,4 +206,5 @@ def _sync_schema(store: Store, registry: PredicateRegistry) -> None:
                 continue
     seeds = set(BUILTIN_PREDICATES)
     known = set(persisted)
-    store.save_predicates([s for s in registry if s not in seeds and s not in known])
+    if save:
+        store.save_predicates([s for s in registry if s not in seeds and s not in known])

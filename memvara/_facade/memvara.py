@@ -113,10 +113,16 @@ class Memvara(_MemoryAPI):
         reembed: if the store's vectors were not made by this embedder (another width,
             or another model by its fingerprint, or made before any was recorded),
             re-encode them all on open instead of refusing (see ``reembed()``).
+        read_only: open an existing store file without writing to it at all: every read
+            answers, every write raises ``ReadOnlyStoreError``. A file (or folder) this
+            process cannot write is opened read-only without it, with a warning. Reads
+            never write in any case: what the write side has not stored yet (text waiting
+            for the index, vectors waiting to be encoded) a search computes in memory.
 
     Raises:
         InvalidArgumentError: a bad argument.
-        StoreError: the store cannot be opened (not a store, too new, unreadable).
+        StoreError: the store cannot be opened (not a store, too new, unreadable, its
+            folder missing); the message names the path and what to do.
         DimensionMismatchError: the embedder's width differs from the store's vectors
             (and ``reembed`` is false).
     """
@@ -142,6 +148,7 @@ class Memvara(_MemoryAPI):
         clock: Clock | None = None,
         queue_size: int = QUEUE_SIZE,
         reembed: bool = False,
+        read_only: bool = False,
     ) -> None:
         # The scope is checked before the store opens: a bad one raising after would
         # leave a connection no caller could close.
@@ -149,6 +156,7 @@ class Memvara(_MemoryAPI):
         self._core = open_core(
             path, store, embedder, registry, llm, telemetry, redactor, resolve_entities,
             vector_weight, read_reranker, read_rerank_top_n, clock, queue_size, reembed,
+            read_only,
         )
 
     @property

@@ -337,7 +337,9 @@ class WriteAPI(Handle):
         claim_id = _args.check_claim_id(claim_id)
         if not isinstance(sources, bool):
             raise InvalidArgumentError("sources", "must be True or False")
-        return self._core.store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
+        erased = self._core.store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
+        self._core.retriever.forget_waiting()  # no vector a search computed outlives its row
+        return erased
 
     def purge(
         self,
@@ -355,7 +357,9 @@ class WriteAPI(Handle):
         Returns:
             Counts removed: ``claims``, ``episodes``, ``embeddings``, ``sources``.
         """
-        return self._core.store.purge(self._at(tenant, user, agent, session))
+        counts = self._core.store.purge(self._at(tenant, user, agent, session))
+        self._core.retriever.forget_waiting()
+        return counts
 
     def reset(
         self,

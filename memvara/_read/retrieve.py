@@ -212,6 +212,11 @@ class Retriever:
             return found
         return search(limit)
 
+    def forget_waiting(self) -> None:
+        """Drop every vector searches computed for waiting rows (after an erasure: none
+        outlives its row)."""
+        self._waiting.clear()
+
     def _waiting_cosines(
         self, table: str, rows: list[tuple[str, str]], vector: npt.NDArray[np.float32]
     ) -> dict[str, float]:

@@ -111,10 +111,11 @@ class SimilarityStore(Protocol):
 @runtime_checkable
 class DeferredTextIndexStore(Protocol):
     """A store whose text index lags single writes (``SQLiteStore`` indexes them in
-    batches): ``has_backlog`` is then true, and search calls ``flush_text_index``
-    first. A store without it must find a row by text as soon as it is written."""
+    batches; ``has_backlog`` is then true). Its text searches still find the rows the
+    index does not hold yet, without writing (``Store``'s "Reads never write"); this
+    method lets an owner catch the index up on purpose. A read never calls it."""
 
     def flush_text_index(self) -> int:
-        """Index every row still waiting for the text index (taking the write lock);
-        returns how many there were."""
+        """Index every row still waiting for the text index (a write: it takes the
+        write lock); returns how many there were."""
         ...

@@ -37,7 +37,23 @@ subtree" fixes the levels down to the deepest one ``S`` sets and takes anything 
 **Transactions.** ``transaction()`` nests (the outermost commits). An exception leaving
 a context undoes what was done inside it (a nested one: back to its savepoint), so one
 leaving the outermost undoes everything; every method called inside, on the same
-thread, runs in it. Reads never write.
+thread, runs in it.
+
+**Reads never write.** A method that reads (the sections "reads", "retrieval
+candidates" and "provenance and the graph", and the reading methods of the others)
+writes no row, takes no write lock and never waits for a writer, of this process or
+another; a store opened read-only answers every read. What the write side has not
+caught up with yet, a read answers from the rows themselves:
+
+* *Text a backend indexes later* (``SQLiteStore`` indexes single writes in batches):
+  ``search_claims_text`` and ``search_episodes_text`` still find every row written,
+  scored as the index will score it (``SQLiteStore``: with FTS5's tokenizer and BM25,
+  in memory, never persisted; ``store/sqlite/_tail.py``), the read's filter applied
+  before the cut.
+* *Vectors not stored yet* (the writer stores small writes' claims with none, and
+  embeds them in batches): a vector search and a similarity read leave such rows out,
+  and ``unembedded_claims`` and ``unembedded_episodes`` list the ones a search's filter
+  admits, with their text; the search encodes those itself, in memory.
 
 **Errors.** Backend exceptions are raised as ``memvara.StoreError`` subclasses, chained:
 ``StoreLockedError`` (another writer held the lock too long), ``ReadOnlyStoreError``,
@@ -136,15 +152,16 @@ class Store(Protocol):
 
     def has_backlog(self) -> bool:
         """Whether any row waits for the text index or its vector, read without waiting
-        on a writer: a search catches up (which takes the write lock) only then."""
+        on a writer (the writes pay the backlogs down; reads answer without them)."""
         ...
 
     def claims_missing_vectors(self) -> list[tuple[str, str]]:
         """``(claim_id, text)`` of every claim stored without a vector, oldest first.
 
         Single writes store claims without vectors so that one batched encode serves
-        many; the writer embeds this backlog once it is large, and a search embeds it
-        first. Read on the writer's side: it may be called inside a transaction.
+        many; the writer embeds this backlog once it is large (a search encodes the
+        ones it needs in memory: ``unembedded_claims``). Read on the writer's side: it
+        may be called inside a transaction.
         """
         ...
 
@@ -342,8 +359,9 @@ class Store(Protocol):
             (``SQLiteStore``: BM25, negated). A backend may cut cost where exact ranking
             would score most of a large store, and must say how; ``SQLiteStore`` is exact
             for the rows matching a rarer word and fills the rest of the list from a
-            window (``store/sqlite/_bm25.py``). A row not yet in a
-            ``DeferredTextIndexStore``'s index is not found.
+            window (``store/sqlite/_bm25.py``). A row its text index does not hold yet
+            (a ``DeferredTextIndexStore``'s) is found all the same, scored as the index
+            will score it, without writing (see "Reads never write").
         """
         ...
 
@@ -355,6 +373,23 @@ class Store(Protocol):
         claims as ``search_claims_text`` that have a vector (filter before the limit,
         too). ``SQLiteStore`` ranks the sidecar first and filters in rank order, exact
         up to 8,192 slots, with a sign-bit first pass past that (``_nearest.py``)."""
+        ...
+
+    def unembedded_claims(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None,
+    ) -> list[tuple[str, str]]:
+        """``(claim_id, text)`` of the claims ``search_claims_vector``'s filter admits
+        that have no vector yet, oldest first: those it leaves out. A search encodes
+        them in memory and ranks them with the rest. Read without waiting on a writer;
+        a backend that stores every vector as it is given one returns what the writer
+        stored without (``insert_claims(..., None)``)."""
+        ...
+
+    def unembedded_episodes(self, scope: Scope, tq: TimeQuery) -> list[tuple[str, str]]:
+        """``(episode_id, content)`` of the turns ``search_episodes_vector``'s filter
+        admits that have no vector (stored without one, or written while
+        ``rebuild_vectors`` ran), oldest first; as ``unembedded_claims``."""
         ...
 
     def claims_at(self, claim_ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:

@@ -17,7 +17,7 @@ from ..._domain.time import from_micros
 from ..base import RankFields
 from . import _bm25
 from . import _sql
-from ._core import TEXT_INDEXES
+from ._core import RESERVATION, TEXT_INDEXES, UNEMBEDDED_EPISODES
 from ._fts import match_any
 from ._nearest import nearest_admitted
 from ._reads import Reads
@@ -67,12 +67,22 @@ class Candidates(Reads):
         if match is None:
             return []
         fts, column = TEXT_INDEXES[table]
+        columns = _RANK_COLUMNS.split(", ") if ranked is not None else ()
         with self._search_reads() as (query, settled):
-            found = _bm25.top_matches(
-                query, self._term_counts, table=table, fts=fts, column=column, match=match,
-                where=where, params=params, limit=limit, plan=settled,
-                columns=_RANK_COLUMNS.split(", ") if ranked is not None else (), seen=ranked,
-            )
+            (top, indexed), = query(f"SELECT {RESERVATION % (table, table)}", [])
+            if top <= indexed:  # the index holds every row
+                self._tail.forget(table)
+                found = _bm25.top_matches(
+                    query, self._term_counts, table=table, fts=fts, column=column,
+                    match=match, where=where, params=params, limit=limit, plan=settled,
+                    columns=columns, seen=ranked,
+                )
+            else:  # rows wait above the watermark: searched in memory (``_tail``)
+                found = self._tail.top_matches(
+                    query, self._term_counts, table=table, fts=fts, column=column,
+                    match=match, where=where, params=params, limit=limit,
+                    indexed=int(indexed), plan=settled, columns=columns, seen=ranked,
+                )
         return [(key, -score or 0.0) for _, key, score in found]  # never -0.0
 
     def search_claims_vector(
@@ -98,6 +108,32 @@ class Candidates(Reads):
                 scope_where=scope_where, scope_params=scope_params, vector=vector, limit=limit,
                 columns="" if ranked is None else f", {_RANK_COLUMNS}", seen=ranked,
             )
+
+    def unembedded_claims(
+        self, scope: Scope, tq: TimeQuery, states: Collection[str],
+        memory_types: Collection[str] | None,
+    ) -> list[tuple[str, str]]:
+        """The claims ``search_claims_vector``'s filter admits that wait for a vector;
+        see ``Store.unembedded_claims``. Only rows above the vector watermark can wait,
+        so this reads a rowid range."""
+        where, params = self._claim_filter(scope, tq, states, memory_types)
+        return [(str(key), str(text)) for key, text in self._query(
+            "SELECT claims.id, claims.text FROM claims NOT INDEXED WHERE claims.rowid >"
+            " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'vectors_claims')"
+            f" AND claims.vec_slot IS NULL AND {where} ORDER BY claims.rowid", params)]
+
+    def unembedded_episodes(self, scope: Scope, tq: TimeQuery) -> list[tuple[str, str]]:
+        """The turns ``search_episodes_vector``'s filter admits that have no vector; see
+        ``Store.unembedded_episodes``. Turns are stored with their vectors; only one
+        stored without (``insert_episodes(..., None)``) or written while a re-embedding
+        ran lacks one, and both mark where such rows start (``UNEMBEDDED_EPISODES``), so
+        with none this reads nothing."""
+        where, params = self._episode_filter(scope, tq)
+        return [(str(key), str(text)) for key, text in self._query(
+            "SELECT episodes.id, episodes.content FROM episodes NOT INDEXED"
+            " WHERE episodes.rowid >= (SELECT CAST(value AS INTEGER) FROM store_meta"
+            f" WHERE key = '{UNEMBEDDED_EPISODES}')"
+            f" AND episodes.vec_slot IS NULL AND {where} ORDER BY episodes.rowid", params)]
 
     def claims_at(self, claim_ids: Sequence[str], tq: TimeQuery) -> dict[str, Claim]:
         """The claims with these ids, materialized as believed at ``tq``."""

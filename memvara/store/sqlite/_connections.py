@@ -17,11 +17,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import urllib.parse
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from ..._errors import ClosedError, NotAStoreError, ReadOnlyStoreError, StoreError
+from ..._errors import (
+    ClosedError, InvalidArgumentError, NotAStoreError, ReadOnlyStoreError, StoreError,
+)
 from . import _bm25
 from ._translate import is_busy, retry_busy, translate
 
@@ -86,13 +90,18 @@ class Connections:
         *,
         busy_timeout: float = 30.0,
         tracer: Callable[[str, Sequence[object]], None] | None = None,
+        read_only: bool = False,
     ) -> None:
         if sqlite3.sqlite_version_info < MIN_SQLITE:
             raise StoreError(
                 f"SQLite {sqlite3.sqlite_version} is too old; memvara needs 3.35 or newer"
             )
-        self._path = os.fspath(path)
-        self._memory = self._path == MEMORY
+        if not isinstance(read_only, bool):
+            raise InvalidArgumentError(
+                "read_only", f"expected True or False, got {read_only!r:.40}")
+        name = os.fspath(path)
+        self._memory = name == MEMORY
+        self._path = name if self._memory else os.path.expanduser(name)
         self._busy = busy_timeout
         self._tracer = tracer
         self._lock = threading.RLock()
@@ -103,18 +112,76 @@ class Connections:
         self._owner: int | None = None
         self._after_commit: list[Callable[[], None]] = []
         self._closed = False
-        self._writer = self._connect(readonly=False)
+        self._read_only: str | None = None
+        """Why this store refuses every write (``None``: it takes them)."""
+        self._uri: str | None = None
+        """What a read-only file store's connections open (a ``file:`` URI with
+        ``mode=ro``, or ``immutable``); ``None``: the plain path."""
+        if self._memory and read_only:
+            raise InvalidArgumentError(
+                "read_only", "an in-memory store starts empty: there is nothing to open read-only")
+        self._writer = self._open(read_only)
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this store refuses writes: opened with ``read_only=True``, or found
+        unwritable when it opened (every write then raises ``ReadOnlyStoreError``)."""
+        return self._read_only is not None
+
+    def _open(self, read_only: bool) -> sqlite3.Connection:
+        """The writer connection, or for a read-only store the connection that reads what
+        opening it needs. A file that cannot be written is opened read-only (with a
+        warning, unless ``read_only`` asked for it): its reads still answer."""
+        if self._memory:
+            return self._connect(readonly=False)
+        why = "it was opened with read_only=True" if read_only else _check_file(self._path)
+        if read_only and not os.path.exists(self._path):
+            raise StoreError(
+                f"{self._path}: no such store; read_only=True opens an existing store only")
+        if why is None:
+            existed = os.path.exists(self._path)
+            try:
+                return self._connect(readonly=False)
+            except ReadOnlyStoreError as exc:  # SQLite could not write what access() allows
+                if not existed:  # nothing there to read
+                    raise
+                why = f"SQLite cannot write it ({exc.__cause__})"
+        if not read_only:
+            warnings.warn(
+                f"{self._path}: opened read-only, as {why}: reads answer, writes raise"
+                " ReadOnlyStoreError (pass read_only=True to open it so on purpose)",
+                UserWarning, stacklevel=4,  # the caller of SQLiteStore()
+            )
+        self._read_only = why
+        return self._connect_read_only()
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """Open the file with SQLite's ``mode=ro``. In a folder that cannot be written,
+        with no ``-shm`` beside the file, SQLite cannot open its write-ahead log's index
+        even to read; the file is then opened ``immutable`` (read as it is, with no
+        locks), which is safe only with no ``-wal`` file either: then no process can be
+        writing it, as none could create the log."""
+        self._uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+        try:
+            return self._connect(readonly=True)
+        except ReadOnlyStoreError:
+            if os.path.exists(self._path + "-wal"):
+                raise
+        self._uri += "&immutable=1"
+        return self._connect(readonly=True)
 
     def _connect(self, *, readonly: bool) -> sqlite3.Connection:
+        target = self._path if self._uri is None else self._uri
         try:
-            conn = sqlite3.connect(
-                self._path, timeout=self._busy, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(target, timeout=self._busy, isolation_level=None,
+                                   check_same_thread=False, uri=self._uri is not None)
         except sqlite3.Error as exc:
-            raise translate(exc) from exc
+            raise self._open_error(exc) from exc
         try:
             if not self._memory and not readonly:
                 retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL"), self._busy)
+            elif self._uri is not None:  # opening reads nothing yet: fail here, not later
+                conn.execute("SELECT count(*) FROM sqlite_master")
             conn.execute("PRAGMA synchronous = NORMAL")
             # Page cache, in KiB (SQLite's default is 2 MiB): slot lookups and closures
             # touch random pages of the indexes, so a revising write at 100k claims
@@ -127,19 +194,28 @@ class Connections:
                 conn.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if is_busy(exc):  # another process held the new file past the busy timeout
-                raise translate(exc) from exc
-            folder = os.path.dirname(os.path.abspath(self._path))
-            if "unable to open" in str(exc) and not os.access(folder, os.W_OK):
-                raise ReadOnlyStoreError(
-                    f"{folder}: the store's folder cannot be written, and SQLite keeps its"
-                    " write-ahead log (-wal, -shm) beside the database"
-                ) from exc
-            raise NotAStoreError(f"{self._path}: not a memvara store ({exc})") from exc
+            raise self._open_error(exc) from exc
         if self._tracer is not None:
             tracer = self._tracer
             conn.set_trace_callback(lambda sql: tracer(sql, ()))
         return conn
+
+    def _open_error(self, exc: sqlite3.Error) -> StoreError:
+        """What opening the file met, as memvara's error, naming the path and the fix."""
+        message = str(exc)
+        if is_busy(exc):  # another process held the new file past the busy timeout
+            return translate(exc)
+        if "unable to open" in message or "readonly" in message or "read-only" in message:
+            return ReadOnlyStoreError(
+                f"{self._path}: SQLite cannot open it ({message}); check that the file and"
+                " its folder can be read (and written, unless you pass read_only=True)")
+        if "not a database" in message:
+            return NotAStoreError(
+                f"{self._path}: not a memvara store: the file is not a SQLite database"
+                " (pass the path of a store, or of a file that does not exist yet to"
+                " create one there)")
+        found = translate(exc)
+        return type(found)(f"{self._path}: {found}")
 
     def _conn(self) -> sqlite3.Connection:
         """The connection this thread should use right now."""
@@ -207,6 +283,10 @@ class Connections:
         try:
             if self._closed:
                 raise ClosedError("the store is closed")
+            if self._read_only is not None:
+                raise ReadOnlyStoreError(
+                    f"{self._path}: this store is read-only, as {self._read_only}:"
+                    " it answers reads and refuses every write")
             depth = self._depth
             try:
                 self._writer.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
@@ -323,3 +403,33 @@ class Connections:
             yield
         finally:
             self._local.ranked = None
+
+
+def _check_file(path: str) -> str | None:
+    """Why the store file at ``path`` cannot be written (``None``: it can, or it does
+    not exist yet and its folder can). Raises, naming the path and the fix, where no
+    store can be opened there at all: a folder given as the path, a folder that does not
+    exist, a new file in a folder that cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise NotAStoreError(
+            f"{path}: a folder, not a store file; pass the path of a file inside it"
+            f" (such as {os.path.join(path, 'memory.db')})")
+    if not os.path.isdir(folder):
+        state = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise StoreError(
+            f"{path}: the folder {folder} {state}; create it first (os.makedirs), or pass"
+            " a path in a folder that exists")
+    if not os.path.exists(path):
+        if not os.access(folder, os.W_OK):
+            raise ReadOnlyStoreError(
+                f"{path}: no store there, and its folder {folder} cannot be written to"
+                " create one; pass a path in a folder you can write")
+        return None
+    if not os.access(path, os.W_OK):
+        return "the file cannot be written"
+    wal = all(os.access(path + suffix, os.W_OK) for suffix in ("-wal", "-shm"))
+    if not os.access(folder, os.W_OK) and not wal:
+        return (f"its folder {folder} cannot be written, and SQLite keeps its write-ahead"
+                " log (-wal, -shm) beside the file")
+    return None

@@ -19,6 +19,7 @@ from ..._domain.entities import entity_key as fold_entity
 from ..._errors import (
     DimensionMismatchError,
     NotAStoreError,
+    ReadOnlyStoreError,
     SchemaVersionError,
     StoreCorruptError,
     StoreError,
@@ -26,12 +27,13 @@ from ..._errors import (
 from . import _bm25
 from ._connections import MEMORY, Connections
 from ._migrations import APPLICATION_ID, FOLD_FUNCTION, MIGRATIONS, SCHEMA_VERSION
+from ._tail import TailSearch
 from ._translate import translate
 from ._vectors import VectorFile, read_header
 
 __all__ = [
     "ADVANCE_VECTOR_WATERMARK", "RESERVATION", "SIDECARS", "TEXT_INDEXES", "TEXT_INDEX_BATCH",
-    "StoreCore",
+    "UNEMBEDDED_EPISODES", "StoreCore",
 ]
 
 TEXT_INDEXES = {"claims": ("claims_fts", "text"), "episodes": ("episodes_fts", "content")}
@@ -55,6 +57,10 @@ watermark, which erasure first moves past every row it removes."""
 
 TEXT_INDEX_BATCH = 256
 """Rows written one at a time wait for the full-text index until this many do."""
+UNEMBEDDED_EPISODES = "episodes_unembedded"
+"""The ``store_meta`` key of the lowest rowid of a turn that may have no vector: set
+only where one is stored without (``insert_episodes(..., None)``, a re-embedding that
+missed rows written meanwhile), so reads look for such turns only where they can be."""
 
 
 class StoreCore(Connections):
@@ -69,9 +75,11 @@ class StoreCore(Connections):
         *,
         busy_timeout: float = 30.0,
         tracer: Callable[[str, Sequence[object]], None] | None = None,
+        read_only: bool = False,
     ) -> None:
-        super().__init__(path, busy_timeout=busy_timeout, tracer=tracer)
+        super().__init__(path, busy_timeout=busy_timeout, tracer=tracer, read_only=read_only)
         self._term_counts = _bm25.TermCounts()  # phrase counts for text search plans
+        self._tail = TailSearch()  # text searches of rows the index does not hold yet
         try:
             self._migrate()
             self._generation = int(self._meta("vectors_generation") or 0)
@@ -90,6 +98,7 @@ class StoreCore(Connections):
                 None if self._memory else self._path + suffix,
                 None if dim is None else int(dim),
                 self._generation,
+                read_only=self._read_only is not None,
             )
             for table, suffix in SIDECARS.items()
         }
@@ -108,7 +117,15 @@ class StoreCore(Connections):
         for suffix in SIDECARS.values():
             live, fresh = self._path + suffix, self._path + suffix + ".new"
             live_header, fresh_header = read_header(live), read_header(fresh)
-            if live_header is not None and live_header[1] < self._generation:
+            stale = live_header is not None and live_header[1] < self._generation
+            if self._read_only is not None:
+                if stale:  # settling renames files: refused, and the live file is stale
+                    raise ReadOnlyStoreError(
+                        f"{live}: a re-embedding was interrupted and must be settled"
+                        f" before the vectors can be read, which writes; the store is"
+                        f" read-only, as {self._read_only}: open it once writable")
+                continue  # a leftover .new file the store never committed to: harmless
+            if stale:
                 if fresh_header is not None and fresh_header[1] == self._generation:
                     os.replace(fresh, live)
                 else:
@@ -146,7 +163,7 @@ class StoreCore(Connections):
                 for conn in self._readers:
                     conn.close()
                 self._readers.clear()
-            if not self._memory:
+            if not self._memory and self._read_only is None:
                 try:
                     with self._writing() as conn:  # flush_text_index, which is optional
                         self._index_all(conn)
@@ -155,6 +172,7 @@ class StoreCore(Connections):
                     pass  # best effort: unindexed rows wait for the next flush, WAL replays
             self._closed = True
             self._writer.close()
+            self._tail.close()
             for sidecar in self._vectors.values():
                 sidecar.close()
 
@@ -172,7 +190,9 @@ class StoreCore(Connections):
         except sqlite3.DatabaseError as exc:  # pragma: no cover - _connect's pragmas fail first
             raise NotAStoreError(f"{self._path}: not a memvara store ({exc})") from exc
         if (tables and app_id != APPLICATION_ID) or (version and app_id != APPLICATION_ID):
-            raise NotAStoreError(f"{self._path}: a SQLite database, but not a memvara store")
+            raise NotAStoreError(
+                f"{self._path}: a SQLite database, but not a memvara store (another"
+                " application's); pass the path of a store, or of a new file to create one")
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"{self._path}: written by a newer memvara (schema {version});"
@@ -180,6 +200,15 @@ class StoreCore(Connections):
             )
         if version == SCHEMA_VERSION:
             return
+        if self._read_only is not None:  # migrating writes
+            if not tables:
+                raise NotAStoreError(
+                    f"{self._path}: an empty file, not a memvara store yet, and the store"
+                    f" is read-only, as {self._read_only}; open it writable to create one")
+            raise ReadOnlyStoreError(
+                f"{self._path}: written by an older memvara (schema {version}); this"
+                f" version migrates it to schema {SCHEMA_VERSION} on open, which writes, and"
+                f" the store is read-only, as {self._read_only}: open it once writable")
         try:
             conn.create_function(FOLD_FUNCTION, 1, fold_entity, deterministic=True)
             conn.execute("BEGIN IMMEDIATE")

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ..._domain.model import Episode, Scope
 from ..._domain.time import from_micros, to_micros
 from . import _sql
-from ._core import StoreCore
+from ._core import UNEMBEDDED_EPISODES, StoreCore
 from ._rows import new_id, scope_levels, scope_of
 
 __all__ = ["Episodes", "content_hash"]
@@ -54,6 +54,11 @@ class Episodes(StoreCore):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            if vectors is None:  # where reads look for turns with no vector
+                conn.execute(
+                    "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key)"
+                    " DO UPDATE SET value = min(CAST(value AS INTEGER), excluded.value)",
+                    (UNEMBEDDED_EPISODES, last + 1))
             self._index_text(conn, "episodes", indexed, last + len(rows), force=False)
             return stored
 

@@ -26,6 +26,8 @@ class Erasure(StoreCore):
         """Merge FTS segments so deleted tokens leave the index, then truncate the WAL."""
         for table in fts_tables:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        # The rows searches mirrored in memory (``_tail``) hold text too: dropped.
+        self._after_commit.append(self._tail.close)
         if not self._memory:
             self._after_commit.append(self._checkpoint)
 

@@ -5,6 +5,8 @@ vector sidecar and watermark against the rows that point into it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ._core import StoreCore
 
@@ -13,6 +15,12 @@ __all__ = ["Integrity"]
 
 class Integrity(StoreCore):
     """``integrity_problems``."""
+
+    @contextmanager
+    def _read_view(self) -> Iterator[sqlite3.Connection]:
+        """This thread's reading connection inside one snapshot."""
+        with self._snapshot(), self._reading() as conn:
+            yield conn
 
     def integrity_problems(self) -> list[str]:
         """Every inconsistency found (an empty list means the store is sound).
@@ -23,10 +31,14 @@ class Integrity(StoreCore):
         claim without a vector at or below the vector watermark, where none is looked for.
         """
         problems = [r[0] for r in self._query("PRAGMA integrity_check") if r[0] != "ok"]
-        with self._writing() as conn:
+        # FTS5's own check is an INSERT command: a read-only store skips it and compares
+        # the counts below from one snapshot.
+        writable = self._read_only is None
+        with self._writing() if writable else self._read_view() as conn:
             for table, fts in (("claims", "claims_fts"), ("episodes", "episodes_fts")):
                 try:
-                    conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')")
+                    if writable:
+                        conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')")
                 except sqlite3.DatabaseError as exc:  # pragma: no cover - needs a damaged segment
                     problems.append(f"{fts}: {exc}")
                 (rows,) = conn.execute(

@@ -11,8 +11,10 @@ from contextlib import AbstractContextManager, contextmanager
 import numpy as np
 import numpy.typing as npt
 
-from ..._errors import DimensionMismatchError
-from ._core import ADVANCE_VECTOR_WATERMARK, SIDECARS, TEXT_INDEXES, StoreCore
+from ..._errors import DimensionMismatchError, ReadOnlyStoreError
+from ._core import (
+    ADVANCE_VECTOR_WATERMARK, SIDECARS, TEXT_INDEXES, UNEMBEDDED_EPISODES, StoreCore,
+)
 from ._vectors import VectorFile
 
 __all__ = ["Reembedding"]
@@ -45,6 +47,10 @@ class Reembedding(StoreCore):
     def _rebuild_vectors(
         self, dim: int, label: str
     ) -> Iterator[Callable[[str, Sequence[int], npt.NDArray[np.float32]], None]]:
+        if self._read_only is not None:  # before any file is written aside
+            raise ReadOnlyStoreError(
+                f"{self._path}: this store is read-only, as {self._read_only}: its vectors"
+                " cannot be rebuilt")
         generation = self._generation + 1
         fresh: dict[str, VectorFile] = {}
         for table, suffix in SIDECARS.items():
@@ -72,10 +78,18 @@ class Reembedding(StoreCore):
                 with self.transaction():
                     for table, top in covered.items():
                         # Rows written since the caller's last page have no new vector:
-                        # they join the backlog (claims are embedded by the next write).
-                        self._writer.execute(
+                        # they join the backlog (claims are embedded by the next write;
+                        # searches encode both kinds for themselves meanwhile).
+                        lost = self._writer.execute(
                             f"UPDATE {table} SET vec_slot = NULL WHERE vec_slot IS NOT NULL"
-                            " AND rowid > ?", (top,))
+                            " AND rowid > ?", (top,)).rowcount
+                        if table == "episodes":
+                            self._writer.execute(
+                                "DELETE FROM store_meta WHERE key = ?", (UNEMBEDDED_EPISODES,))
+                            if lost:
+                                self._writer.execute(
+                                    "INSERT INTO store_meta (key, value) VALUES (?, ?)",
+                                    (UNEMBEDDED_EPISODES, top + 1))
                         self._writer.execute(
                             f"UPDATE {table} SET vec_slot = rowid WHERE vec_slot IS NULL"
                             " AND rowid <= ?", (top,))

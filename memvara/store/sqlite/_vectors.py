@@ -34,7 +34,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..._errors import DimensionMismatchError, StorageFullError, StoreCorruptError, StoreError
+from ..._errors import (
+    DimensionMismatchError, ReadOnlyStoreError, StorageFullError, StoreCorruptError, StoreError,
+)
 from . import _signs
 from . import _sparse
 
@@ -103,8 +105,11 @@ def read_header(path: str) -> tuple[int, int] | None:
 class VectorFile:
     """Slots of float32 vectors, in a sidecar file or in memory."""
 
-    def __init__(self, path: str | None, dim: int | None, generation: int = 0) -> None:
+    def __init__(
+        self, path: str | None, dim: int | None, generation: int = 0, *, read_only: bool = False
+    ) -> None:
         self._path = path
+        self._read_only = read_only  # mapped read-only: writing raises (the store refuses first)
         self._dim = dim
         self._generation = generation  # stamped in the header of a file this creates
         self._lock = threading.Lock()
@@ -191,8 +196,8 @@ class VectorFile:
             self._rows = grown
         else:
             self._mapping = np.memmap(
-                self._path, dtype=np.float32, mode="r+", offset=_HEADER,
-                shape=(capacity, self._dim),
+                self._path, dtype=np.float32, mode="r" if self._read_only else "r+",
+                offset=_HEADER, shape=(capacity, self._dim),
             )
             self._rows = self._mapping.view(np.ndarray)
 
@@ -238,6 +243,7 @@ class VectorFile:
         """Store ``vectors[i]`` in ``slots[i]``, growing the file if needed."""
         if len(slots) == 0:
             return
+        self._check_writable()
         width = int(vectors.shape[1])
         with self._lock:
             self._adopt()
@@ -259,6 +265,10 @@ class VectorFile:
             else:
                 rows[index] = vectors
             self._resign(index)
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyStoreError(f"{self._path}: the vector sidecar was opened read-only")
 
     def read(self, slots: Sequence[int]) -> Matrix:
         """The vectors in ``slots``, as a new array; zeros for slots never written.
@@ -285,6 +295,7 @@ class VectorFile:
         """Overwrite ``slots`` with zeros and push the bytes to the file."""
         if not slots:
             return
+        self._check_writable()
         with self._lock:
             self._adopt()
             self._cover(max(slots))  # rows another process wrote past this mapping

@@ -46,12 +46,20 @@ class SQLiteStore(
     ``DeferredTextIndexStore``).
 
     Args:
-        path: a database file (created if missing) or ``":memory:"``.
+        path: a database file (created if missing; ``~`` is expanded) or ``":memory:"``.
         busy_timeout: seconds a writer waits for another process's lock.
         tracer: called with ``(sql, params)`` before every statement (tests count queries).
+        read_only: open an existing store without writing anything (no migration, no
+            settling of an interrupted re-embedding): every read answers, every write
+            raises ``ReadOnlyStoreError``. A file or folder this process cannot write is
+            opened so without it, with a warning.
 
     Raises:
-        NotAStoreError: the file is not SQLite, or is another application's database.
+        NotAStoreError: the path is a folder, or the file is not SQLite, or is another
+            application's database.
         SchemaVersionError: the file was written by a newer memvara.
-        StoreError: SQLite is too old or lacks FTS5.
+        ReadOnlyStoreError: the store is read-only and would need a write to open (a
+            migration), or a new store's folder cannot be written.
+        StoreError: the path's folder does not exist; ``read_only`` names no file; SQLite
+            is too old or lacks FTS5.
     """
