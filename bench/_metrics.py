@@ -339,6 +339,9 @@ class TurnLedger:
     """Dataset turn id -> why no episode holds it (the library's skip reason)."""
     duplicates: int = 0
     """Turns held by an episode stored for an earlier turn of the same text."""
+    stored: int = 0
+    """Episodes the adds stored: every turn but the copies tier 0 skipped (a text said
+    again later is stored again, and both episodes are one unit here)."""
     _ids: dict[str, str] = field(default_factory=dict)
     _texts: dict[str, str] = field(default_factory=dict)
 
@@ -350,6 +353,8 @@ class TurnLedger:
         receipt = self.mem.add([Episode(t.content, t.role, ts) for t in turns])
         held = self.mem.store.known_contents(self.mem.default_scope, {t.content for t in turns})
         reasons = {s.content: s.reason for s in receipt.skipped}
+        self.stored += len(turns) - sum(
+            s.reason in ("duplicate", "near_duplicate") for s in receipt.skipped)
         for turn in turns:
             if turn.content in held:
                 holders = self.holders.setdefault(turn.content, [])
@@ -429,15 +434,15 @@ class TurnLedger:
         return [] if unit is None else list(self.holders.get(unit, []))
 
     def check_counts(self) -> None:
-        """The store holds exactly the episodes the ledger thinks it does.
+        """The store holds exactly the episodes the ledger counted its adds storing.
 
         Raises:
             BenchError: ``stats()["episodes"]`` differs from the ledger's count.
         """
         stored = self.mem.stats()["episodes"]
-        if stored != self.candidates:
+        if stored != self.stored:
             raise BenchError(
-                f"the store holds {stored} episodes but the ledger maps {self.candidates}"
+                f"the store holds {stored} episodes but the ledger counts {self.stored}"
             )
 
 

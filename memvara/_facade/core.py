@@ -4,6 +4,7 @@ every handle on it (``Handle``: a core and a default scope)."""
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 import warnings
 
 from .._domain.args import ScopeArg, resolve_scope
@@ -14,7 +15,7 @@ from .._errors import ClosedError, DimensionMismatchError, InvalidArgumentError
 from .._read.retrieve import Retriever
 from .._write.aliases import Aliases
 from .._write.background import QUEUE_SIZE, Background
-from .._write.ingest import Ingest
+from .._write.ingest import DUPLICATE_WINDOW, Ingest
 from .._write.reembed import fingerprint, reembed_store
 from .._write.writer import Writer, encode_checked
 from ..embed import Embedder, HashingEmbedder
@@ -46,6 +47,7 @@ class Core:
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
         queue_size: int = QUEUE_SIZE,
+        duplicate_window: timedelta = DUPLICATE_WINDOW,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -61,7 +63,7 @@ class Core:
         )
         self.ingest = Ingest(
             self.writer, store, embedder, registry, llm, redactor=redactor, recorder=recorder,
-            resolve_entities=resolve_entities,
+            resolve_entities=resolve_entities, duplicate_window=duplicate_window,
         )
         self.background = Background(queue_size)  # add(wait=False); no thread until used
         self.closed = False
@@ -110,6 +112,7 @@ def open_core(
     queue_size: int,
     reembed: bool,
     read_only: bool = False,
+    duplicate_window: timedelta = DUPLICATE_WINDOW,
 ) -> Core:
     """Check ``Memvara()``'s arguments, open (or take) the store, reconcile it with the
     embedder and the schema, and build the core; a store opened here is closed again if
@@ -157,6 +160,9 @@ def open_core(
         raise InvalidArgumentError(
             "resolve_entities", "the llm has no resolve_entity(surface, candidates) method"
         )
+    if not isinstance(duplicate_window, timedelta) or duplicate_window < timedelta(0):
+        raise InvalidArgumentError(
+            "duplicate_window", f"expected a timedelta of 0 or more, got {duplicate_window!r:.40}")
     if not isinstance(read_only, bool):
         raise InvalidArgumentError("read_only", f"expected True or False, got {read_only!r:.40}")
     if read_only and store is not None:
@@ -182,7 +188,7 @@ def open_core(
     return Core(
         store, registry, embedder, clock or system_clock, llm, redactor, telemetry,
         resolve_entities, None if vector_weight is None else float(vector_weight),
-        read_reranker, read_rerank_top_n, queue_size,
+        read_reranker, read_rerank_top_n, queue_size, duplicate_window,
     )
 
 

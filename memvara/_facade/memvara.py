@@ -10,6 +10,7 @@ back-reference, never cached rows).
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from types import TracebackType
 
 from .._domain.args import UNSET, ScopeArg
@@ -17,6 +18,7 @@ from .._domain.model import Scope
 from .._domain.time import Clock
 from .._errors import BackgroundWriteError
 from .._write.background import QUEUE_SIZE
+from .._write.ingest import DUPLICATE_WINDOW
 from .._write.reembed import reembed_store
 from ..embed import Embedder
 from ..llm import LLM
@@ -113,6 +115,10 @@ class Memvara(_MemoryAPI):
         reembed: if the store's vectors were not made by this embedder (another width,
             or another model by its fingerprint, or made before any was recorded),
             re-encode them all on open instead of refusing (see ``reembed()``).
+        duplicate_window: how close in time (by each turn's ``ts``) a turn must repeat
+            one of the same text, role and scope for ``add()`` to skip it as a copy
+            (default 10 minutes); said again later, it is a new turn, and its claims
+            are stated again.
         read_only: open an existing store file without writing to it at all: every read
             answers, every write raises ``ReadOnlyStoreError``. A file (or folder) this
             process cannot write is opened read-only without it, with a warning. Reads
@@ -149,6 +155,7 @@ class Memvara(_MemoryAPI):
         queue_size: int = QUEUE_SIZE,
         reembed: bool = False,
         read_only: bool = False,
+        duplicate_window: timedelta = DUPLICATE_WINDOW,
     ) -> None:
         # The scope is checked before the store opens: a bad one raising after would
         # leave a connection no caller could close.
@@ -156,7 +163,7 @@ class Memvara(_MemoryAPI):
         self._core = open_core(
             path, store, embedder, registry, llm, telemetry, redactor, resolve_entities,
             vector_weight, read_reranker, read_rerank_top_n, clock, queue_size, reembed,
-            read_only,
+            read_only, duplicate_window,
         )
 
     @property

@@ -51,7 +51,7 @@ def frozen_turns(messages: object, role: str, ts: datetime | None, now: datetime
     """``add()``'s argument checked now and copied, so a bad value raises at the call
     and a list the caller changes after queueing it changes nothing; a turn with no
     ``ts`` is dated ``now``, when it was queued, not when the worker reaches it."""
-    return [Turn(t.role, t.content, now if t.ts is None else t.ts, t.name)
+    return [Turn(t.role, t.content, now if t.ts is None else t.ts, t.name, t.id)
             for t in _turns(messages, role, ts)]
 
 

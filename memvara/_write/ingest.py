@@ -24,7 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -55,6 +55,9 @@ NEAR_DUPLICATE = 0.97
 RECENT_TURNS = 32
 """How many of a scope's latest turns a new turn is compared with for near-duplicates."""
 RECENT_SCOPES = 128
+DUPLICATE_WINDOW = timedelta(minutes=10)
+"""How close in time two identical turns (same text, role and scope) must be said for
+the second to be a copy of the first, not a statement made again."""
 RULES_EXTRACTOR = "rules:v1"
 ENTITY_CANDIDATES = 50
 """How many of the owner's recent names a new name is compared against."""
@@ -66,6 +69,7 @@ class Turn:
     content: str
     ts: datetime | None
     name: str | None = None  # the speaker's name, from an OpenAI-style message
+    id: str | None = None  # an Episode's own id, when it was given one
 
 
 class Ingest:
@@ -82,7 +86,9 @@ class Ingest:
         redactor: Redactor | None = None,
         recorder: Recorder | None = None,
         resolve_entities: bool = False,
+        duplicate_window: timedelta = DUPLICATE_WINDOW,
     ) -> None:
+        self._window = duplicate_window // timedelta(microseconds=1)
         self._writer = writer
         self._store = store
         self._embedder = embedder
@@ -94,7 +100,8 @@ class Ingest:
         # Latest turn vectors per scope, so a near-duplicate check costs a matmul, not
         # a read of the sidecar: seeded from the store the first time a scope is seen,
         # then kept current by this process's own adds (least recently used dropped).
-        self._recent: OrderedDict[Scope, npt.NDArray[np.float32]] = OrderedDict()
+        self._recent: OrderedDict[
+            Scope, tuple[list[tuple[str, int]], npt.NDArray[np.float32]]] = OrderedDict()
         self._recent_lock = threading.Lock()  # a background worker adds beside the caller
 
     def add(
@@ -108,20 +115,29 @@ class Ingest:
         recorder = self._recorder
         skipped: list[Skip] = []
 
-        # Tier 0a: exact duplicates, against the scope and within this call.
-        held = self._store.known_contents(scope, {t.content for t in turns})
+        # Tier 0a: copies. A turn is a copy when it repeats a stored turn of the scope
+        # (same text and role) said within the window, or a turn earlier in this call,
+        # or names an episode id already stored. Said again later, it is a new turn.
+        at = [now if t.ts is None else to_micros(t.ts, "ts") for t in turns]
+        held = self._store.copies_of(scope, {t.content for t in turns})
+        known_ids = set(self._store.episodes_by_ids([t.id for t in turns if t.id]))
         fresh: list[Turn] = []
-        seen: set[str] = set()
-        for turn in turns:
-            if turn.content in held or turn.content in seen:
+        fresh_at: list[int] = []
+        seen: set[tuple[str, str]] = set()
+        for turn, when in zip(turns, at):
+            if (turn.content, turn.role) in seen or turn.id in known_ids or any(
+                    role == turn.role and abs(when - ts) <= self._window
+                    for role, ts in held.get(turn.content, ())):
                 skipped.append(Skip(turn.content, "duplicate"))
             else:
-                seen.add(turn.content)
+                seen.add((turn.content, turn.role))
                 fresh.append(turn)
+                fresh_at.append(when)
 
-        # Tier 0b: near-duplicates, by the vectors every stored turn gets anyway.
+        # Tier 0b: near-copies, by the vectors every stored turn gets anyway.
         vectors = encode_checked(self._embedder, [t.content for t in fresh])
-        kept, kept_vectors = self._not_near_duplicates(scope, fresh, vectors, skipped)
+        kept, kept_vectors, kept_at = self._not_near_duplicates(
+            scope, fresh, fresh_at, vectors, skipped)
         episodes = [_episode(t, scope, now, i) for i, t in enumerate(kept)]
         # Who "I" is in each turn: the message's name, else the scope's user, else "user".
         speakers = {e.id: t.name or scope.user or _rules.SUBJECT for e, t in zip(episodes, kept)}
@@ -165,7 +181,8 @@ class Ingest:
                 episode_vectors=kept_vectors if episodes else None,
             )
         if episodes:
-            self._remember_recent(scope, kept_vectors)
+            self._remember_recent(scope, [(t.role, w) for t, w in zip(kept, kept_at)],
+                                  kept_vectors)
         return replace(
             receipt,
             skipped=tuple(skipped),
@@ -187,27 +204,35 @@ class Ingest:
                 recorder.record("redact.inspected", field="content", script=script)
                 if clean != turn.content:
                     recorder.record("redact.changed", field="content", script=script)
-            out.append(Turn(turn.role, clean, turn.ts, turn.name))
+            out.append(Turn(turn.role, clean, turn.ts, turn.name, turn.id))
         return out
 
     def _not_near_duplicates(
         self,
         scope: Scope,
         turns: list[Turn],
+        at: list[int],
         vectors: npt.NDArray[np.float32],
         skipped: list[Skip],
-    ) -> tuple[list[Turn], npt.NDArray[np.float32]]:
-        recent = self._recent_vectors(scope)
+    ) -> tuple[list[Turn], npt.NDArray[np.float32], list[int]]:
+        """The turns that are no near-copy (cosine ``NEAR_DUPLICATE`` or more) of a turn
+        of the same role said within the window: one of the scope's recent ones, or one
+        kept earlier in this call."""
+        stamps, recent = self._recent_turns(scope)
         keep: list[int] = []
         for i, turn in enumerate(turns):
             row = vectors[i]
-            earlier = vectors[keep] if keep else vectors[:0]
-            pool = np.concatenate([recent, earlier]) if recent.shape[1:] == row.shape else earlier
+            near = [j for j, (role, ts) in enumerate(stamps)
+                    if role == turn.role and abs(at[i] - ts) <= self._window]
+            pool = recent[near] if near and recent.shape[1:] == row.shape else vectors[:0]
+            earlier = [j for j in keep if turns[j].role == turn.role]
+            if earlier:
+                pool = np.concatenate([pool, vectors[earlier]]) if pool.shape[0] else vectors[earlier]
             if pool.shape[0] and float(np.max(pool @ row)) >= NEAR_DUPLICATE:
                 skipped.append(Skip(turn.content, "near_duplicate"))
             else:
                 keep.append(i)
-        return [turns[i] for i in keep], vectors[keep]
+        return [turns[i] for i in keep], vectors[keep], [at[i] for i in keep]
 
     def use_embedder(self, embedder: Embedder) -> None:
         """Encode with ``embedder`` from now on; the cached turn vectors were another's."""
@@ -215,21 +240,30 @@ class Ingest:
         with self._recent_lock:
             self._recent.clear()
 
-    def _remember_recent(self, scope: Scope, stored: npt.NDArray[np.float32]) -> None:
+    def _remember_recent(
+        self, scope: Scope, stamps: list[tuple[str, int]], stored: npt.NDArray[np.float32],
+    ) -> None:
         """After a commit: the stored turns join the scope's recent ones."""
-        recent = self._recent_vectors(scope)
-        both = np.concatenate([recent, stored]) if recent.shape[1:] == stored.shape[1:] else stored
+        old_stamps, recent = self._recent_turns(scope)
+        if recent.shape[1:] == stored.shape[1:]:
+            both, every = np.concatenate([recent, stored]), [*old_stamps, *stamps]
+        else:
+            both, every = stored, stamps
         with self._recent_lock:
-            self._recent[scope] = both[-RECENT_TURNS:]  # _recent_vectors made room for it
+            self._recent[scope] = (every[-RECENT_TURNS:], both[-RECENT_TURNS:])
             self._recent.move_to_end(scope)
 
-    def _recent_vectors(self, scope: Scope) -> npt.NDArray[np.float32]:
+    def _recent_turns(
+        self, scope: Scope
+    ) -> tuple[list[tuple[str, int]], npt.NDArray[np.float32]]:
+        """The scope's latest turns, oldest first: each one's ``(role, ts)`` and vector."""
         with self._recent_lock:
             recent = self._recent.get(scope)
             if recent is not None:
                 self._recent.move_to_end(scope)
                 return recent
-        recent = self._store.recent_episode_vectors(scope, RECENT_TURNS)[::-1]
+        stamps, vectors = self._store.recent_turns(scope, RECENT_TURNS)
+        recent = (stamps[::-1], vectors[::-1])
         with self._recent_lock:
             self._recent[scope] = recent
             while len(self._recent) > RECENT_SCOPES:
@@ -358,7 +392,8 @@ def _turns(messages: object, role: str, ts: datetime | None) -> list[Turn]:
             if when is not None:
                 to_micros(when, f"{where}.ts")
             turns.append(Turn(_check_role(item.role, f"{where}.role"),
-                               _content(item.content, f"{where}.content"), when))
+                              _content(item.content, f"{where}.content"), when,
+                              id=_args.check_text(item.id, f"{where}.id") if item.id else None))
         elif isinstance(item, Mapping):
             name = item.get("name")
             if name is not None:
@@ -412,4 +447,4 @@ def _episode(turn: Turn, scope: Scope, now: int, position: int) -> Episode:
                      str(to_micros(ts, "ts")), str(now), str(position)]).encode("utf-8", "surrogatepass"),
         digest_size=8,
     ).hexdigest()
-    return Episode(turn.content, turn.role, ts, recorded, scope, f"e{digest}")
+    return Episode(turn.content, turn.role, ts, recorded, scope, turn.id or f"e{digest}")

@@ -94,6 +94,36 @@ class Episodes(StoreCore):
                     found.add(content)
         return found
 
+    def copies_of(
+        self, scope: Scope, contents: Collection[str]
+    ) -> dict[str, list[tuple[str, int]]]:
+        """Turns at ``scope`` holding each content; see ``Store.copies_of``."""
+        wanted = {content_hash(c): c for c in contents}
+        where, params = _sql.scope_exact(scope)
+        found: dict[str, list[tuple[str, int]]] = {}
+        hashes = list(wanted)
+        for start in range(0, len(hashes), 400):
+            chunk = hashes[start : start + 400]
+            for digest, content, role, ts in self._write_side_query(
+                f"SELECT content_hash, content, role, ts FROM episodes WHERE content_hash IN"
+                f" ({','.join('?' * len(chunk))}) AND {where}", [*chunk, *params]
+            ):
+                if wanted.get(digest) == content:
+                    found.setdefault(content, []).append((role, int(ts)))
+        return found
+
+    def recent_turns(
+        self, scope: Scope, limit: int
+    ) -> tuple[list[tuple[str, int]], npt.NDArray[np.float32]]:
+        """Recent turns' roles, times and vectors; see ``Store.recent_turns``."""
+        where, params = _sql.scope_exact(scope)
+        rows = self._write_side_query(
+            f"SELECT rowid, role, ts FROM episodes WHERE {where} ORDER BY rowid DESC LIMIT ?",
+            [*params, limit],
+        )
+        stamps = [(str(role), int(ts)) for _, role, ts in rows]
+        return stamps, self._vectors["episodes"].read([r[0] for r in rows])
+
     def recent_episode_vectors(self, scope: Scope, limit: int) -> npt.NDArray[np.float32]:
         """Recent episodes' vectors; see ``Store.recent_episode_vectors``."""
         where, params = _sql.scope_exact(scope)
