@@ -17,7 +17,9 @@ from ._errors import (
     ClaimNotFoundError,
     ClosedError,
     DimensionMismatchError,
+    ImportConflictError,
     InvalidArgumentError,
+    InvalidExportError,
     InvalidTimeError,
     MemvaraError,
     NotAStoreError,
@@ -29,6 +31,7 @@ from ._errors import (
     StoreLockedError,
 )
 from ._facade.memvara import Memvara, ScopedMemvara
+from ._facade.transfer import export_jsonl, import_jsonl
 from ._domain.model import MEMORY_TYPES, STATES, Claim, Episode, Scope, State
 from ._domain.results import Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt
 from .embed import Embedder, HashingEmbedder
@@ -67,7 +70,9 @@ __all__ = [
     "Episode",
     "Explanation",
     "HashingEmbedder",
+    "ImportConflictError",
     "InvalidArgumentError",
+    "InvalidExportError",
     "InvalidTimeError",
     "LLM",
     "LLMError",
@@ -102,6 +107,8 @@ __all__ = [
     "WriteReceipt",
     "__version__",
     "entity_key",
+    "export_jsonl",
+    "import_jsonl",
     "parse_instant",
 ]
 

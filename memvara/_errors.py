@@ -4,7 +4,9 @@
 
     MemvaraError
     ├── InvalidArgumentError (also ValueError)   a public call got a value it cannot use
-    │   └── InvalidTimeError                      an instant or interval that is not usable
+    │   ├── InvalidTimeError                      an instant or interval that is not usable
+    │   └── InvalidExportError                    import_jsonl() cannot read the file
+    ├── ImportConflictError                       a record the target memory cannot take
     ├── ClaimNotFoundError (also LookupError)     an id names no claim visible in this scope
     ├── ClosedError                               the object was used after close()
     ├── BackgroundWriteError                      queued add(wait=False) calls failed
@@ -31,7 +33,9 @@ __all__ = [
     "ClaimNotFoundError",
     "ClosedError",
     "DimensionMismatchError",
+    "ImportConflictError",
     "InvalidArgumentError",
+    "InvalidExportError",
     "InvalidTimeError",
     "MemvaraError",
     "NotAStoreError",
@@ -65,6 +69,31 @@ class InvalidTimeError(InvalidArgumentError):
     """An instant is not a datetime, or an interval ends before it starts."""
 
     code = "invalid_time"
+
+
+class InvalidExportError(InvalidArgumentError):
+    """A file ``import_jsonl()`` cannot read: not JSON Lines, not a memvara export, from
+    a newer memvara, cut short, or holding a bad or repeated record; ``line`` names where
+    (1 is the header)."""
+
+    code = "invalid_export"
+
+    def __init__(self, line: int, problem: str) -> None:
+        self.line = line
+        super().__init__("source", f"line {line}: {problem}")
+
+
+class ImportConflictError(MemvaraError):
+    """A record of a sound export that the target memory cannot take as it is: its id
+    (or its row) is held already, it differs from the memory's own alias or predicate, or
+    it lies outside the memory's scope; ``line`` names it. Nothing was imported."""
+
+    code = "import_conflict"
+
+    def __init__(self, line: int, problem: str) -> None:
+        self.line = line
+        self.problem = problem
+        super().__init__(f"source: line {line}: {problem}")
 
 
 class ClaimNotFoundError(MemvaraError, LookupError):

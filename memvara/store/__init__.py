@@ -12,10 +12,11 @@ from .base import (
     SimilarityStore,
     SingleWriteStore,
     Store,
+    TransferStore,
 )
 from .sqlite.store import SQLiteStore
 
 __all__ = [
     "BulkWriteStore", "DeferredTextIndexStore", "RankFields", "RankingStore", "SQLiteStore",
-    "STATES", "SimilarityStore", "SingleWriteStore", "Store", "TimeQuery",
+    "STATES", "SimilarityStore", "SingleWriteStore", "Store", "TimeQuery", "TransferStore",
 ]

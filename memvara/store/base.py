@@ -72,6 +72,11 @@ where it is offered and the core methods otherwise, to the same results. A class
 sets a method to ``None`` does not offer it (``typing``'s rule for these checks).
 The value types the seam passes (``RankFields``, ``Settlement``, ``Written``,
 ``SweepWindow``) live in ``_values.py`` and are exported here too.
+
+**Export and import.** ``TransferStore`` (optional; ``_transfer.py``, exported here with
+the records it passes: ``ClaimRecord``, ``Closure``, ``AliasRecord``, ``Conflict``) dumps
+a scope's rows whole and restores them as they were, for ``export_jsonl`` and
+``import_jsonl``, which refuse a store without it.
 """
 
 from __future__ import annotations
@@ -90,12 +95,14 @@ from ._optional import (
     SingleWriteStore,
     Vectors,
 )
+from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore
 from ._values import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = [
-    "BulkWriteStore", "DeferredTextIndexStore", "NO_SETTLEMENT", "RankFields",
-    "RankingStore", "STATES", "Settlement", "SimilarityStore", "SingleWriteStore", "Store",
-    "SweepWindow", "TimeQuery", "Written",
+    "AliasRecord", "BulkWriteStore", "ClaimRecord", "Closure", "Conflict",
+    "DeferredTextIndexStore", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
+    "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SweepWindow", "TimeQuery",
+    "TransferStore", "Written",
 ]
 
 

@@ -9,7 +9,8 @@ The class is assembled from one part per concept, each a module beside this one:
 * one mixin per section of the ``Store`` protocol, each a ``StoreCore`` subclass:
   ``_writes`` (claims in), ``_episodes`` (turns in), ``_consolidation``, ``_reads``,
   ``_candidates`` (retrieval), ``_reembed``, ``_provenance`` (and the graph),
-  ``_aliases``, ``_erasure``, ``_predicates`` (the learned schema) and ``_integrity``.
+  ``_aliases``, ``_erasure``, ``_predicates`` (the learned schema), ``_integrity``
+  and ``_transfer`` (export and import).
 
 Mixins over one shared base, not separate objects the store delegates to: the parts
 share one set of connections, one lock and one transaction depth, and call each other's
@@ -29,6 +30,7 @@ from ._integrity import Integrity
 from ._predicates import Predicates
 from ._provenance import Provenance
 from ._reembed import Reembedding
+from ._transfer import Transfer
 from ._writes import Writes
 
 __all__ = ["SQLiteStore"]
@@ -36,14 +38,14 @@ __all__ = ["SQLiteStore"]
 
 class SQLiteStore(
     Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
-    Predicates, Integrity,
+    Predicates, Integrity, Transfer,
 ):
     """The default ``Store``: one SQLite file plus vector sidecars beside it
     (``<path>.vecs`` for claims, ``<path>.episodes.vecs`` for episodes).
 
     It implements ``Store`` and every optional protocol beside it in ``store.base``
     (``SingleWriteStore``, ``BulkWriteStore``, ``RankingStore``, ``SimilarityStore``,
-    ``DeferredTextIndexStore``).
+    ``DeferredTextIndexStore``, ``TransferStore``).
 
     Args:
         path: a database file (created if missing; ``~`` is expanded) or ``":memory:"``.
