@@ -21,8 +21,10 @@ from ._writes import LINK_SOURCE_SQL
 
 __all__ = ["Consolidation"]
 
-_ROWID_OF_ID = "CAST(substr(?2, 2, instr(?2, '-') - 2) AS INTEGER)"
-"""The rowid in claim id ``?2`` (``c<rowid>-<digest>``); 0, no row, for anything else."""
+_ROWID_OF_ID = "CAST(substr(:id, 2, instr(:id, '-') - 2) AS INTEGER)"
+"""The rowid in claim id ``:id`` (``c<rowid>-<digest>``); 0, no row, for anything else.
+Named, not numbered (``?2``): CPython 3.12 before 3.12.4 took ``?NNN`` for a name and
+warned (``DeprecationWarning``) at every row bound from a tuple (cpython#117995)."""
 _SWEEP_KEY_COLUMNS = ("s_user", "s_tenant", "s_agent", "s_session", "subject_key", "predicate")
 """A slot in ``claims_slot``'s column order, so consolidation walks that index in order."""
 _SWEEP_KEY = ", ".join(_SWEEP_KEY_COLUMNS)
@@ -123,12 +125,12 @@ class Consolidation(StoreCore):
             # every row, and claim_rowid() was its largest Python cost (and the longest
             # stretch a reader thread waited for the GIL).
             conn.executemany(
-                f"UPDATE claims SET salience = ?1 WHERE rowid = {_ROWID_OF_ID} AND id = ?2",
-                [(value, cid) for cid, value in retrieval],
+                f"UPDATE claims SET salience = :value WHERE rowid = {_ROWID_OF_ID} AND id = :id",
+                [{"value": value, "id": cid} for cid, value in retrieval],
             )
             conn.executemany(
-                f"UPDATE claims SET memory_type = ?1 WHERE rowid = {_ROWID_OF_ID} AND id = ?2",
-                [(kind, cid) for cid, kind in memory_types],
+                f"UPDATE claims SET memory_type = :value WHERE rowid = {_ROWID_OF_ID} AND id = :id",
+                [{"value": kind, "id": cid} for cid, kind in memory_types],
             )
             for survivor, losers, observations, storage, observed_at in folds:
                 self._fold(conn, survivor, losers, observations, storage, observed_at, at)
