@@ -642,7 +642,8 @@ def test_import_with_the_collector_already_off_leaves_it_off(text: str, fresh: M
     finally:
         gc.enable()
     assert gc.isenabled()
-    import_jsonl(Memvara(llm=NullLLM()), io.StringIO(text))
+    with Memvara(llm=NullLLM()) as other:
+        import_jsonl(other, io.StringIO(text))
     assert gc.isenabled()
 
 
