@@ -176,8 +176,10 @@ def test_memvara_read_only_opens_without_a_schema_sync_or_a_store_of_its_own(
         assert mem.store.load_predicates() == []  # declared here, never persisted
         every_write(mem, ids, path)
     assert file_bytes(path) == before
+    store = SQLiteStore(path)
     with pytest.raises(InvalidArgumentError, match="read_only"):
-        Memvara(store=SQLiteStore(path), read_only=True)
+        Memvara(store=store, read_only=True)
+    store.close()  # a store handed in stays the caller's to close
     with pytest.raises(InvalidArgumentError, match="read_only"):
         Memvara(path, read_only="yes")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="read_only"):
