@@ -35,7 +35,7 @@ from ._facade.transfer import export_jsonl, import_jsonl
 from ._domain.model import MEMORY_TYPES, STATES, Claim, Episode, Scope, State
 from ._domain.results import Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt
 from .embed import Embedder, HashingEmbedder
-from .llm import LLM, DegradedExtractionWarning, LLMError, NullLLM
+from .llm import LLM, DegradedExtractionWarning, ExtractionPendingError, LLMError, NullLLM
 from .redact import BasicRedactor, Redactor
 from .schema import (
     BUILTIN_PREDICATES,
@@ -69,6 +69,7 @@ __all__ = [
     "Embedder",
     "Episode",
     "Explanation",
+    "ExtractionPendingError",
     "HashingEmbedder",
     "ImportConflictError",
     "InvalidArgumentError",

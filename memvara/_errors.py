@@ -10,6 +10,8 @@
     ├── ClaimNotFoundError (also LookupError)     an id names no claim visible in this scope
     ├── ClosedError                               the object was used after close()
     ├── BackgroundWriteError                      queued add(wait=False) calls failed
+    ├── LLMError (in memvara.llm)                 the model call failed
+    │   └── ExtractionPendingError                ... inside add(); its turns wait, stored
     └── StoreError                                the storage layer failed
         ├── NotAStoreError                        the file is not a memvara store
         ├── SchemaVersionError                    the file was written by a newer memvara

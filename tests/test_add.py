@@ -117,13 +117,14 @@ def test_choosing_no_model_explicitly_is_not_warned_about(clock: Clock) -> None:
             assert mem.add("Can you check ticket 4411?").unextracted == 1
 
 
-def test_a_failing_model_fails_the_whole_add_and_writes_nothing(quiet_mem: Memvara, fake: FakeLLM) -> None:
+def test_a_failing_model_keeps_the_turns_and_the_rule_claims(quiet_mem: Memvara, fake: FakeLLM) -> None:
     fake.fail = True
-    with pytest.raises(LLMError, match="timed out"):
+    with pytest.raises(LLMError, match="timed out") as failed:
         quiet_mem.add(["I live in Berlin", "My sister is a nurse"])
-    assert quiet_mem.stats()["episodes"] == 0 and quiet_mem.count(states=STATES) == 0
+    assert quiet_mem.stats()["episodes"] == 2 and quiet_mem.count(states=STATES) == 1
+    assert len(failed.value.receipt.pending) == 1  # type: ignore[attr-defined]
     fake.fail = False
-    assert len(quiet_mem.add(["I live in Berlin", "My sister is a nurse"]).added) == 1
+    assert quiet_mem.retry_extraction().pending == ()  # read again; it states no fact
 
 
 def test_malformed_model_claims_are_dropped_not_fatal(quiet_mem: Memvara, fake: FakeLLM) -> None:
@@ -228,15 +229,16 @@ def test_redaction_needs_no_recorder(clock: Clock) -> None:
     assert texts == ["mail me at [email]"]
 
 
-def test_a_backends_own_llm_error_passes_through_unwrapped(quiet_mem: Memvara, fake: FakeLLM) -> None:
+def test_a_backends_own_llm_error_is_the_cause_not_rewrapped(quiet_mem: Memvara, fake: FakeLLM) -> None:
     def broken(turns: Sequence[Episode]) -> list[Claim]:
         raise LLMError("HTTP 529 from the provider")
 
     fake.extract = broken  # type: ignore[method-assign]
     with pytest.raises(LLMError, match="529") as caught:
         quiet_mem.add("My sister is a nurse")
-    assert caught.value.__cause__ is None
-    assert quiet_mem.stats()["episodes"] == 0
+    cause = caught.value.__cause__
+    assert type(cause) is LLMError and cause.__cause__ is None  # the backend's own error
+    assert quiet_mem.stats()["episodes"] == 1  # kept, waiting for retry_extraction()
 
 
 def test_a_claim_without_a_usable_predicate_is_dropped_without_asking_the_model(

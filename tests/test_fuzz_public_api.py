@@ -425,6 +425,7 @@ SCOPED: dict[str, Callable[[Env, dict[str, Any]], object]] = {
     "neighborhood": lambda e, kw: e.mem.neighborhood("user", depth=3, **kw),
     "paths_between": lambda e, kw: e.mem.paths_between("user", "jam", **kw),
     "consolidate": lambda e, kw: e.mem.consolidate(**kw),
+    "retry_extraction": lambda e, kw: e.mem.retry_extraction(**kw),
 }
 
 

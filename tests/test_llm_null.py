@@ -83,7 +83,8 @@ def test_llm_error_is_a_memvara_error_with_a_code() -> None:
 def test_all_is_sorted_and_every_name_resolves() -> None:
     assert memvara.llm.__all__ == sorted(memvara.llm.__all__)
     assert set(memvara.llm.__all__) == {
-        "AnthropicLLM", "DegradedExtractionWarning", "LLM", "LLMError", "NullLLM", "OpenAILLM"
+        "AnthropicLLM", "DegradedExtractionWarning", "ExtractionPendingError", "LLM", "LLMError",
+        "NullLLM", "OpenAILLM",
     }
     for name in memvara.llm.__all__:
         assert getattr(memvara.llm, name).__name__ == name

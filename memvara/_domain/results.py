@@ -50,6 +50,9 @@ class WriteReceipt:
     unextracted: int = 0
     llm_calls: int = 0
     elapsed_ms: float = 0.0
+    pending: tuple[str, ...] = ()
+    """The ids of the stored turns waiting for extraction: the model failed on them
+    (``Memvara.retry_extraction()`` reads them again)."""
 
     @property
     def closed(self) -> tuple[Claim, ...]:
@@ -208,8 +211,8 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-(_added, _reinforced, _ended, _retired, _skipped, _unextracted, _llm_calls, _elapsed_ms) = (
-    getattr(WriteReceipt, f.name).__set__ for f in fields(WriteReceipt))
+(_added, _reinforced, _ended, _retired, _skipped, _unextracted, _llm_calls, _elapsed_ms,
+ _pending) = (getattr(WriteReceipt, f.name).__set__ for f in fields(WriteReceipt))
 
 
 def assemble_receipt(
@@ -227,4 +230,5 @@ def assemble_receipt(
     _unextracted(receipt, 0)
     _llm_calls(receipt, 0)
     _elapsed_ms(receipt, elapsed_ms)
+    _pending(receipt, ())
     return receipt

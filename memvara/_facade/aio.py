@@ -162,6 +162,7 @@ class _AsyncAPI:
     ))
 
     flush = _ToThread(_SYNC.flush)
+    retry_extraction = _ToThread(_SYNC.retry_extraction)
     remember = _ToThread(_SYNC.remember)
     remember_many = _ToThread(_SYNC.remember_many)
     supersede = _ToThread(_SYNC.supersede)

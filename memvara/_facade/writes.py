@@ -112,7 +112,10 @@ class WriteAPI(Handle):
 
         Raises:
             InvalidArgumentError: bad messages, role or timestamp; nothing is written.
-            LLMError: the model failed; nothing is written, so the call can be retried.
+            ExtractionPendingError: the model failed (an ``LLMError``). Nothing is lost:
+                the turns and the claims the rules read are stored (the error's
+                ``receipt``), and the turns left for the model wait for
+                ``retry_extraction()`` (``receipt.pending`` lists them).
         """
         scope = self._at(tenant, user, agent, session)
         extra = _meta(meta)
@@ -124,6 +127,31 @@ class WriteAPI(Handle):
         return self._core.background.submit(
             functools.partial(self._core.ingest.add, turns, role, None, scope, extra)
         )
+
+    def retry_extraction(
+        self,
+        *,
+        limit: int = 1000,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> WriteReceipt:
+        """Read again, with the model, the turns an ``add()`` stored while the model was
+        failing: those of this scope and every scope beneath it, up to ``limit``.
+
+        Each turn is read once: its claims are written and its mark cleared in one
+        transaction, so running this twice never writes a claim twice.
+
+        Returns:
+            A ``WriteReceipt`` of the claims written (empty when nothing waits).
+
+        Raises:
+            ExtractionPendingError: the model failed again; the turns keep waiting.
+            LLMError: turns wait, but this memory has no model.
+        """
+        scope = self._at(tenant, user, agent, session)
+        return self._core.ingest.retry(scope, _args.check_int(limit, "limit", 1, 1_000_000))
 
     def flush(self) -> None:
         """Block until every ``add(..., wait=False)`` queued so far has committed.

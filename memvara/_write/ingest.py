@@ -38,7 +38,7 @@ from .._domain.model import ROLES, Claim, Episode, Scope
 from .._domain.results import Skip, WriteReceipt
 from .scripts import script_of
 from .._domain.time import from_micros, to_micros
-from ..llm import LLM, LLMError
+from ..llm import LLM, ExtractionPendingError, LLMError
 from ..redact import Redactor
 from ..schema import PredicateRegistry, PredicateSpec
 from ..telemetry import Recorder
@@ -163,13 +163,21 @@ class Ingest:
                 for_model.append(episode)
 
         # Tier 2: one model call for everything left, or a count of what was not read.
+        # A failing model loses nothing: the turns and the rule claims are stored, and the
+        # turns left for the model are marked to be read again (retry()).
         unextracted, llm_calls = 0, 0
+        failure: LLMError | None = None
         if for_model:
             if getattr(self._llm, "is_null", False):
                 unextracted = len(for_model)
             else:
-                extracted, llm_calls = self._extract(for_model)
-                claims.extend(self._model_claims(extracted, for_model, scope, now, speakers))
+                try:
+                    extracted, llm_calls = self._extract(for_model)
+                except LLMError as exc:
+                    failure, unextracted, llm_calls = exc, len(for_model), 1
+                else:
+                    claims.extend(self._model_claims(extracted, for_model, scope, now, speakers))
+        waiting = [e.id for e in for_model] if failure is not None else []
 
         if meta:
             claims = [replace(c, meta={**meta, **c.meta}) for c in claims]
@@ -177,19 +185,62 @@ class Ingest:
             receipt = WriteReceipt()
         else:
             receipt = self._writer.remember(
-                claims, "ended", episodes=episodes,
+                claims, "ended", episodes=episodes, unextracted=waiting,
+                reason="" if failure is None else type(failure.__cause__ or failure).__name__,
                 episode_vectors=kept_vectors if episodes else None,
             )
         if episodes:
             self._remember_recent(scope, [(t.role, w) for t, w in zip(kept, kept_at)],
                                   kept_vectors)
-        return replace(
+        receipt = replace(
             receipt,
             skipped=tuple(skipped),
             unextracted=unextracted,
             llm_calls=llm_calls,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            pending=tuple(waiting),
         )
+        if failure is not None:
+            if self._recorder is not None:
+                self._recorder.record("llm.failed", float(len(waiting)), kind="extract")
+            raise ExtractionPendingError(
+                f"{failure}; the call's {len(episodes)} turns and {len(receipt.added)} rule"
+                f" claims are stored, and {len(waiting)} turns wait for retry_extraction()",
+                receipt,
+            ) from failure
+        return receipt
+
+    def retry(self, scope: Scope, limit: int) -> WriteReceipt:
+        """Read again, with the model, up to ``limit`` turns of ``scope``'s subtree that
+        wait for extraction; unmark them in the same transaction as their claims, so a
+        second retry cannot write them twice. A failing model leaves them waiting."""
+        started = time.perf_counter()
+        turns = self._store.unextracted_episodes(scope, limit)
+        if not turns:
+            return WriteReceipt(elapsed_ms=(time.perf_counter() - started) * 1000.0)
+        if getattr(self._llm, "is_null", False):
+            raise LLMError(f"{len(turns)} turns wait for extraction, but this memory has no"
+                           " model: open it with llm= to read them")
+        now = self._writer.now()
+        claims: list[Claim] = []
+        calls = 0
+        by_scope: dict[Scope, list[Episode]] = {}
+        for turn in turns:
+            by_scope.setdefault(turn.scope, []).append(turn)
+        for own, group in by_scope.items():
+            try:
+                extracted, used = self._extract(group)
+            except LLMError as exc:
+                raise ExtractionPendingError(
+                    f"{exc}; {len(turns)} turns still wait for extraction",
+                    WriteReceipt(llm_calls=calls + 1, pending=tuple(t.id for t in turns)),
+                ) from exc
+            calls += used
+            speakers = {t.id: own.user or _rules.SUBJECT for t in group}
+            claims.extend(self._model_claims(extracted, group, own, now, speakers))
+        receipt = self._writer.remember(claims, "ended", extracted=[t.id for t in turns])
+        return replace(receipt, llm_calls=calls,
+                       elapsed_ms=(time.perf_counter() - started) * 1000.0)
 
     # -- the tiers --------------------------------------------------------------------
     def _redacted(self, turns: list[Turn]) -> list[Turn]:
@@ -354,7 +405,10 @@ class Ingest:
         canonical = self._registry.canonical(name)
         if self._registry.is_known(canonical):
             return
-        answer = self._llm.classify_predicate(canonical)
+        try:
+            answer = self._llm.classify_predicate(canonical)
+        except Exception:  # noqa: BLE001 - a failing classifier costs the class, not the turn
+            answer = None
         if self._recorder is not None:
             self._recorder.record("llm.calls", kind="classify")
         if answer is None:  # no usable answer: the default holds for now, nothing is kept

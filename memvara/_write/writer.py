@@ -245,13 +245,17 @@ class Writer:
         *,
         episodes: Sequence[Episode] = (),
         episode_vectors: npt.NDArray[np.float32] | None = None,
+        unextracted: Sequence[str] = (),
+        reason: str = "",
+        extracted: Sequence[str] = (),
     ) -> WriteReceipt:
         """Write prepared claims, settling each against its slot; one transaction.
 
         A batch of at least ``EMBED_BATCH`` claims is embedded on the way in; smaller
         writes are stored without vectors, and embedded together once that many wait.
         ``episodes`` (the turns the claims cite, ids already set) land in the same
-        transaction.
+        transaction, and so do the marks of turns left ``unextracted`` (the model failed
+        on them, for ``reason``) and the clearing of those now ``extracted``.
         """
         started = time.perf_counter()
         vectors, waiting, backlog_vectors = self._vectors_for(claims) if claims else (
@@ -260,6 +264,10 @@ class Writer:
         with self._store.transaction():
             if episodes:
                 self._store.insert_episodes(episodes, episode_vectors)
+            if unextracted:
+                self._store.mark_unextracted(unextracted, self.now(), reason)
+            if extracted:
+                self._store.clear_unextracted(extracted)
             if waiting:
                 self._store.set_claim_vectors(waiting, backlog_vectors)
             self._apply(claims, vectors, close, outcome, skip_ids=frozenset())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from .._domain.model import Claim, Episode
 from ..schema import Cardinality, PredicateSpec, Volatility
-from ._errors import DegradedExtractionWarning, LLMError
+from ._errors import DegradedExtractionWarning, ExtractionPendingError, LLMError
 
 if TYPE_CHECKING:
     from .anthropic import AnthropicLLM
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AnthropicLLM",
     "DegradedExtractionWarning",
+    "ExtractionPendingError",
     "LLM",
     "LLMError",
     "NullLLM",

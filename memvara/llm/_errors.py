@@ -8,15 +8,33 @@ yields no claims, and the backend says why in ``last_rejected``.
 
 from __future__ import annotations
 
+from .._domain.results import WriteReceipt
 from .._errors import MemvaraError
 
-__all__ = ["DegradedExtractionWarning", "LLMError"]
+__all__ = ["DegradedExtractionWarning", "ExtractionPendingError", "LLMError"]
 
 
 class LLMError(MemvaraError):
     """The model call failed: transport, timeout, HTTP status or refusal."""
 
     code = "llm_error"
+
+
+class ExtractionPendingError(LLMError):
+    """The model failed inside ``add()``, but nothing was lost: the call's turns and the
+    claims its rules read are stored (``receipt``), and the turns left for the model wait
+    for ``Memvara.retry_extraction()`` (``receipt.pending``, their ids)."""
+
+    code = "extraction_pending"
+
+    def __init__(self, message: str, receipt: WriteReceipt) -> None:
+        self.receipt = receipt
+        super().__init__(message)
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """The ids of the stored turns waiting for extraction."""
+        return self.receipt.pending
 
 
 class DegradedExtractionWarning(UserWarning):

@@ -201,6 +201,36 @@ class Store(Protocol):
         (the write path's exact-duplicate check; called inside its transaction)."""
         ...
 
+    def copies_of(
+        self, scope: Scope, contents: Collection[str]
+    ) -> dict[str, list[tuple[str, int]]]:
+        """For each of ``contents`` that a turn at exactly ``scope`` holds verbatim, the
+        ``(role, ts)`` of every such turn (``ts`` in storage microseconds): the write
+        path's check for a copy of a turn, said again within a short window."""
+        ...
+
+    def recent_turns(self, scope: Scope, limit: int) -> tuple[list[tuple[str, int]], Vectors]:
+        """The ``(role, ts)`` and the vectors of the ``limit`` turns most recently
+        inserted at exactly ``scope``, newest first, as ``recent_episode_vectors`` gives
+        them (the near-duplicate check)."""
+        ...
+
+    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
+        """Mark stored turns as waiting for extraction (the model failed on them) at
+        ``at``, with ``reason`` (an error's class name: no text). Marking one again
+        replaces its mark. Called inside the write's transaction."""
+        ...
+
+    def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
+        """Up to ``limit`` marked turns written at ``scope`` or any scope beneath it (as
+        ``purge`` reaches), first stored first."""
+        ...
+
+    def clear_unextracted(self, episode_ids: Sequence[str]) -> None:
+        """Remove the marks of these turns (they were read again); erasing a turn
+        removes its mark too."""
+        ...
+
     def recent_episode_vectors(self, scope: Scope, limit: int) -> Vectors:
         """The vectors of the ``limit`` turns most recently inserted at exactly
         ``scope``, newest first, one row each: zeros for a turn stored without one, no

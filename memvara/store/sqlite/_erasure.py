@@ -39,8 +39,13 @@ class Erasure(StoreCore):
 
     def _delete_episodes(self, conn: sqlite3.Connection, where: str, params: Sequence[object]) -> tuple[int, list[int]]:
         rows = conn.execute(
-            f"DELETE FROM episodes WHERE {where} RETURNING vec_slot", params
+            f"DELETE FROM episodes WHERE {where} RETURNING vec_slot, rowid", params
         ).fetchall()
+        gone = [r[1] for r in rows]
+        for start in range(0, len(gone), 400):  # their marks as waiting for extraction
+            chunk = gone[start : start + 400]
+            conn.execute("DELETE FROM extraction_backlog WHERE episode_rowid IN"
+                         f" ({','.join('?' * len(chunk))})", chunk)
         return len(rows), [r[0] for r in rows if r[0] is not None]
 
     def erase_claim(self, claim_id: str, scope: Scope, *, sources: bool) -> dict[str, int]:

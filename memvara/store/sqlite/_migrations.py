@@ -233,7 +233,20 @@ _V6 = (
     " WHERE subject_key = 'user' AND s_user != ''",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# v7: turns waiting for extraction. When the model fails inside add(), the call's turns
+# and rule claims are stored anyway and the turns left for the model are marked here,
+# by rowid, for Memvara.retry_extraction(). No text: the turn's row holds that.
+_V7 = (
+    """
+    CREATE TABLE IF NOT EXISTS extraction_backlog (
+        episode_rowid INTEGER PRIMARY KEY,
+        failed_at INTEGER NOT NULL,
+        reason TEXT NOT NULL
+    )
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,8 +9,8 @@ The class is assembled from one part per concept, each a module beside this one:
 * one mixin per section of the ``Store`` protocol, each a ``StoreCore`` subclass:
   ``_writes`` (claims in), ``_episodes`` (turns in), ``_consolidation``, ``_reads``,
   ``_candidates`` (retrieval), ``_reembed``, ``_provenance`` (and the graph),
-  ``_aliases``, ``_erasure``, ``_predicates`` (the learned schema), ``_integrity``
-  and ``_transfer`` (export and import).
+  ``_aliases``, ``_erasure``, ``_predicates`` (the learned schema), ``_integrity``,
+  ``_transfer`` (export and import) and ``_backlog`` (turns waiting for extraction).
 
 Mixins over one shared base, not separate objects the store delegates to: the parts
 share one set of connections, one lock and one transaction depth, and call each other's
@@ -22,6 +22,7 @@ Subclassing ``StoreCore`` lets ``mypy --strict`` check every ``self`` access of 
 from __future__ import annotations
 
 from ._aliases import Aliases
+from ._backlog import Backlog
 from ._candidates import Candidates
 from ._consolidation import Consolidation
 from ._episodes import Episodes
@@ -38,7 +39,7 @@ __all__ = ["SQLiteStore"]
 
 class SQLiteStore(
     Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
-    Predicates, Integrity, Transfer,
+    Predicates, Integrity, Transfer, Backlog,
 ):
     """The default ``Store``: one SQLite file plus vector sidecars beside it
     (``<path>.vecs`` for claims, ``<path>.episodes.vecs`` for episodes).

@@ -1,0 +1,62 @@
+"""Turns waiting for extraction: the model failed on them, so ``add()`` stored them (and
+whatever the rules read) and marked them here, to be read again later.
+
+A mark holds no text, only the turn's rowid, when the model failed and the error's class
+name, so erasing a turn leaves nothing of it here (the erasure deletes its mark, and a
+mark whose turn is gone is never read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..._domain.model import Episode, Scope
+from ..._domain.time import from_micros
+from . import _sql
+from ._core import StoreCore
+from ._rows import scope_of
+
+__all__ = ["Backlog"]
+
+
+class Backlog(StoreCore):
+    """``mark_unextracted``, ``unextracted_episodes``, ``clear_unextracted``."""
+
+    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
+        """Mark stored turns as waiting for extraction; see ``Store.mark_unextracted``."""
+        if not episode_ids:
+            return
+        with self._writing() as conn:
+            for start in range(0, len(episode_ids), 400):
+                chunk = list(episode_ids[start : start + 400])
+                conn.execute(
+                    "INSERT OR REPLACE INTO extraction_backlog (episode_rowid, failed_at, reason)"
+                    f" SELECT rowid, ?, ? FROM episodes WHERE id IN ({','.join('?' * len(chunk))})",
+                    [at, reason, *chunk],
+                )
+
+    def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
+        """The waiting turns of ``scope``'s subtree; see ``Store.unextracted_episodes``."""
+        where, params = _sql.scope_subtree(scope, "e.")
+        rows = self._write_side_query(
+            "SELECT e.id, e.s_tenant, e.s_user, e.s_agent, e.s_session, e.role, e.content,"
+            " e.ts, e.recorded_at FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} ORDER BY e.rowid LIMIT ?",
+            [*params, limit],
+        )
+        return [Episode(content=content, role=role, ts=from_micros(ts),
+                        recorded_at=from_micros(recorded),
+                        scope=scope_of(tenant, user, agent, session), id=eid)
+                for eid, tenant, user, agent, session, role, content, ts, recorded in rows]
+
+    def clear_unextracted(self, episode_ids: Sequence[str]) -> None:
+        """Unmark turns read again; see ``Store.clear_unextracted``."""
+        if not episode_ids:
+            return
+        with self._writing() as conn:
+            for start in range(0, len(episode_ids), 400):
+                chunk = list(episode_ids[start : start + 400])
+                conn.execute(
+                    "DELETE FROM extraction_backlog WHERE episode_rowid IN (SELECT rowid FROM"
+                    f" episodes WHERE id IN ({','.join('?' * len(chunk))}))", chunk,
+                )
