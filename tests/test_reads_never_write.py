@@ -157,6 +157,43 @@ def test_waiting_rows_join_a_large_index_on_its_own_scale(
         assert set(ranked[:5]) == set(after[:5])
 
 
+def test_waiting_rows_instances_are_read_once_and_follow_the_rows(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_tail, "MIRROR_ROWS", 64)
+    monkeypatch.setattr(_bm25, "PLAN_MIN_ROWS", 64)
+    statements: list[str] = []
+    store = SQLiteStore(tracer=lambda sql, _: statements.append(sql))
+    with Memvara(store=store, clock=clock, llm=NullLLM()) as mem:
+        mem.remember_many([Claim(f"user_{i}", "likes", f"thing {i % 13}")
+                           for i in range(TEXT_INDEX_BATCH + 40)])
+        first = mem.remember("user_1", "likes", "thing 3").added[0]
+        second = mem.remember("user_2", "likes", "thing 3").added[0]
+        terms = query_terms("thing 3")
+
+        def found(words: list[str] = terms) -> dict[str, float]:
+            return dict(store.search_claims_text(Scope(), EVER, ("live",), None, words, 400))
+
+        assert {first.id, second.id} <= set(found())
+        store._tail._mirrors["claims"].instances.clear()
+        assert found() == found()  # read again from what was kept: the same scores
+        with store._writing() as conn:  # a waiting row deleted behind the index's back
+            conn.execute("DELETE FROM claims WHERE id = ?", (first.id,))
+        assert first.id not in found() and second.id in found()
+        # "user" is in every row: alone it is scored, not only matched.
+        alone = found(query_terms("user"))
+        assert alone[second.id] > 0
+        monkeypatch.setattr(_tail, "_PHRASES", 1)  # a mirror keeps one phrase's instances
+        third = mem.remember("newcomer", "likes", "thing 3").added[0]
+        assert {second.id, third.id} <= set(found())
+        assert len(store._tail._mirrors["claims"].instances) == 1
+        # Mirrored whole again (the index is "small" now): rows below those looked at
+        # join the mirror, and what was kept is looked at afresh.
+        monkeypatch.setattr(_tail, "MIRROR_ROWS", 10**6)
+        assert second.id in found()
+        assert store._tail._mirrors["claims"].instances == {}
+
+
 def test_the_mirror_follows_rows_that_go_and_drops_erased_text(clock: Clock) -> None:
     with Memvara(clock=clock, llm=NullLLM()) as mem:
         keep = mem.remember("user", "likes", "saxophone solos").added[0]

@@ -24,7 +24,9 @@ size:
   length and instances of each phrase (``highlight()``'s marks, two characters an
   instance: a phrase whose instances overlap, one repeating its own first words, counts
   fewer there than FTS5 would), so it ranks on the scale of the rows it joins. What this
-  leaves out is the waiting rows' own share of the statistics, at most an eighth.
+  leaves out is the waiting rows' own share of the statistics, at most an eighth; and,
+  beside a rarer phrase, a phrase in half the indexed rows or more is only matched, not
+  scored (FTS5's floor IDF: it adds under 2.2e-6), as the planner does (``_bm25``).
 
 Either way the waiting rows that match are then filtered by the read's filter (scope,
 time, states) and merged with the indexed ones before the list is cut. The mirror is
@@ -53,6 +55,7 @@ and a few hundred microseconds' copy, once, of what a search then reads anyway."
 
 _TOKENIZE = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
 _CHUNK = 400  # rowids bound in one statement
+_PHRASES = 1024  # phrases whose instances a mirror keeps
 
 
 @dataclass
@@ -63,6 +66,12 @@ class _Mirror:
     name: str
     rows: set[int] = field(default_factory=set)
     version: tuple[int, int, int] | None = None
+    sizes: dict[int, int] = field(default_factory=dict)
+    """Each row's length in tokens, as FTS5 counts it (its ``docsize``)."""
+    instances: dict[str, tuple[int, dict[int, int]]] = field(default_factory=dict)
+    """Per phrase: the highest rowid looked at, and each row's instances of it. Rows
+    only come above the highest (a row's text is never rewritten), so a later search
+    reads the new rows only."""
 
 
 class TailSearch:
@@ -86,7 +95,7 @@ class TailSearch:
             mirror = self._mirrors.get(table)
             if mirror is not None and mirror.rows and self._conn is not None:
                 self._conn.execute(f"DELETE FROM {mirror.name}")
-                mirror.rows, mirror.version = set(), None
+                self._mirrors[table] = _Mirror(mirror.name)
 
     def top_matches(
         self,
@@ -124,20 +133,25 @@ class TailSearch:
         found = _bm25.top_matches(
             query, counts, table=table, fts=fts, column=column, match=match, where=where,
             params=params, limit=limit, plan=plan, columns=columns, seen=seen)
-        name = self._sync(query, table, fts, column, indexed)
+        self._sync(query, table, fts, column, indexed)
         scores: dict[int, float] = {}
+        # A phrase in half the indexed rows or more adds under 2.2e-6 to a score (FTS5's
+        # floor IDF): beside another phrase it is only matched, as the planner does.
+        floor = {p for p in phrases if 2 * stats.hits[p] >= stats.rows}
+        if len(floor) == len(phrases):
+            floor = set()
         with self._lock:
-            conn = self._db()
+            mirror = self._mirrors[table]
             for phrase in phrases:  # in query order: bm25() sums its phrases in order
                 weight = _bm25.idf(stats.rows, stats.hits[phrase])
-                for rowid, marks, size in conn.execute(
-                        f"SELECT rowid, length(highlight({name}, 0, '[', ']')) - length(body),"
-                        f" (SELECT sz FROM {name}_docsize WHERE id = {name}.rowid)"
-                        f" FROM {name} WHERE {name} MATCH ?", [phrase]):
-                    tokens = _bm25.varints(bytes(size or b""), 1)
-                    scores[int(rowid)] = scores.get(int(rowid), 0.0) + _bm25.share(
-                        weight, int(marks) // 2, 0 if tokens is None else tokens[0],
-                        stats.average)
+                for rowid, count in self._instances(mirror, phrase).items():
+                    if rowid not in mirror.rows:  # deleted since it was looked at
+                        continue
+                    if phrase in floor:
+                        scores.setdefault(rowid, 0.0)
+                    else:
+                        scores[rowid] = scores.get(rowid, 0.0) + _bm25.share(
+                            weight, count, mirror.sizes[rowid], stats.average)
         ranked = sorted(((rowid, -score) for rowid, score in scores.items()),
                         key=lambda item: (item[1], item[0]))
         waiting = self._admitted(reads, table, where, params, ranked, limit)
@@ -156,14 +170,33 @@ class TailSearch:
             for at in range(0, len(part), _CHUNK):
                 chunk = part[at : at + _CHUNK]
                 ids = {int(rowid): str(key) for rowid, key, _ in reads(
+                    # NOT INDEXED: a primary-key probe each (led by the scope index,
+                    # SQLite would walk the scope's rows).
                     f"SELECT {table}.rowid, {table}.id, 0{reads.columns} FROM {table}"
-                    f" WHERE {table}.rowid IN ({','.join('?' * len(chunk))}) AND {where}",
+                    f" NOT INDEXED WHERE {table}.rowid IN ({','.join('?' * len(chunk))})"
+                    f" AND {where}",
                     [*(rowid for rowid, _ in chunk), *params], 3)}
                 found.extend((rowid, ids[rowid], score) for rowid, score in chunk
                              if rowid in ids)
             if len(found) >= limit:
                 break
         return found[:limit]
+
+    def _instances(self, mirror: _Mirror, phrase: str) -> dict[int, int]:
+        """Each mirrored row's instances of ``phrase`` (the rows that hold it), reading
+        only rows not looked at before (caller holds ``_lock``)."""
+        top = 0 if mirror.version is None else mirror.version[2]
+        seen, found = mirror.instances.get(phrase, (0, {}))
+        if top > seen:
+            name = mirror.name
+            for rowid, marks in self._db().execute(
+                    f"SELECT rowid, length(highlight({name}, 0, '[', ']')) - length(body)"
+                    f" FROM {name} WHERE {name} MATCH ? AND rowid > ?", [phrase, seen]):
+                found[int(rowid)] = int(marks) // 2  # "[" and "]": two characters each
+            if len(mirror.instances) >= _PHRASES:
+                mirror.instances.clear()
+            mirror.instances[phrase] = (top, found)
+        return found
 
     def _db(self) -> sqlite3.Connection:
         """The in-memory database (caller holds ``_lock``)."""
@@ -177,8 +210,9 @@ class TailSearch:
     ) -> str:
         """Bring ``table``'s mirror to every row above ``floor``, as this read sees the
         table; the name of its in-memory FTS5 table."""
-        (count, top), = query(
-            f"SELECT count(*), coalesce(max(rowid), 0) FROM {table} WHERE rowid > ?", [floor])
+        (count, top), = query(  # the whole table: counted from its smallest index
+            f"SELECT count(*), coalesce(max(rowid), 0) FROM {table}"
+            + (" WHERE rowid > ?" if floor else ""), [floor] if floor else [])
         version = (floor, int(count), int(top))
         with self._lock:
             mirror = self._mirrors.get(table)
@@ -194,13 +228,22 @@ class TailSearch:
                 chunk = gone[at : at + _CHUNK]
                 conn.execute(f"DELETE FROM {mirror.name} WHERE rowid IN"
                              f" ({','.join('?' * len(chunk))})", chunk)
+            for rowid in gone:
+                del mirror.sizes[rowid]
             new = sorted(present - mirror.rows)
+            if new and mirror.version is not None and new[0] <= mirror.version[2]:
+                mirror.instances.clear()  # rows below those looked at: look again
             for at in range(0, len(new), _CHUNK):
                 chunk = new[at : at + _CHUNK]
+                marks = ','.join('?' * len(chunk))
                 conn.executemany(
                     f"INSERT INTO {mirror.name} (rowid, body) VALUES (?, ?)",
-                    query(f"SELECT rowid, {column} FROM {table}"
-                          f" WHERE rowid IN ({','.join('?' * len(chunk))})", chunk))
+                    query(f"SELECT rowid, {column} FROM {table} WHERE rowid IN ({marks})",
+                          chunk))
+                for rowid, size in conn.execute(
+                        f"SELECT id, sz FROM {mirror.name}_docsize WHERE id IN ({marks})",
+                        chunk):
+                    mirror.sizes[int(rowid)] = (_bm25.varints(bytes(size), 1) or [0])[0]
             mirror.rows, mirror.version = present, version
             return mirror.name
 
