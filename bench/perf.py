@@ -87,8 +87,8 @@ TARGET_ADD = 3_000.0  # chat turns/s through add()'s fast path, no model
 ADD_TURNS = 500
 ADD_BATCH = 100
 
-CITIES = tuple(f"city_{i}" for i in range(60))
-ORGS = tuple(f"org_{i}" for i in range(80))
+CITIES = tuple(f"City_{i}" for i in range(60))
+ORGS = tuple(f"Org_{i}" for i in range(80))
 THINGS = tuple(f"thing_{i}" for i in range(300))
 LANGUAGES = tuple(f"lang_{i}" for i in range(25))
 

@@ -63,7 +63,7 @@ with Memvara(path, user=name, llm=NullLLM()) as mem:
             last = None
             continue
         elif i % 3 == 0:
-            receipt = mem.add(f"I live in {name} town {i}")
+            receipt = mem.add(f"I live in Town{name.upper()}{i}")
         else:
             receipt = mem.remember(f"{name}-s{i % 17}", "lives_in", f"{name} place {i}")
         added.extend(c.id for c in receipt.added)
