@@ -408,11 +408,14 @@ def test_a_missing_folder_is_named_with_the_fix(tmp_path: Path) -> None:
         SQLiteStore(str(under_a_file / "memory.db"))
 
 
-def test_a_folder_given_as_the_path_is_named_with_the_fix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_folder_given_as_the_path_is_named_with_the_fix(tmp_path: Path, read_only: bool) -> None:
     with pytest.raises(NotAStoreError) as caught:
-        Memvara(str(tmp_path), llm=NullLLM())
+        Memvara(str(tmp_path), llm=NullLLM(), read_only=read_only)
     assert str(tmp_path) in str(caught.value) and "a folder, not a store file" in str(caught.value)
     assert os.path.join(str(tmp_path), "memory.db") in str(caught.value)
+    with pytest.raises(StoreError, match="does not exist"):
+        SQLiteStore(str(tmp_path / "nowhere" / "m.db"), read_only=read_only)
 
 
 @pytest.mark.parametrize("content", [b"just some text, not a database\n" * 40, b"\x00" * 512])

@@ -134,10 +134,7 @@ class Connections:
         warning, unless ``read_only`` asked for it): its reads still answer."""
         if self._memory:
             return self._connect(readonly=False)
-        why = "it was opened with read_only=True" if read_only else _check_file(self._path)
-        if read_only and not os.path.exists(self._path):
-            raise StoreError(
-                f"{self._path}: no such store; read_only=True opens an existing store only")
+        why = _check_file(self._path, read_only)
         if why is None:
             existed = os.path.exists(self._path)
             try:
@@ -405,11 +402,12 @@ class Connections:
             self._local.ranked = None
 
 
-def _check_file(path: str) -> str | None:
-    """Why the store file at ``path`` cannot be written (``None``: it can, or it does
-    not exist yet and its folder can). Raises, naming the path and the fix, where no
-    store can be opened there at all: a folder given as the path, a folder that does not
-    exist, a new file in a folder that cannot be written."""
+def _check_file(path: str, read_only: bool) -> str | None:
+    """Why the store file at ``path`` is to be opened read-only (``read_only``, or it
+    cannot be written); ``None``: it can be written, or it does not exist yet and its
+    folder can. Raises, naming the path and the fix, where no store can be opened there
+    at all: a folder given as the path, a folder that does not exist, no file to open
+    read-only, a new file in a folder that cannot be written."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise NotAStoreError(
@@ -421,11 +419,16 @@ def _check_file(path: str) -> str | None:
             f"{path}: the folder {folder} {state}; create it first (os.makedirs), or pass"
             " a path in a folder that exists")
     if not os.path.exists(path):
+        if read_only:
+            raise StoreError(
+                f"{path}: no such store; read_only=True opens an existing store only")
         if not os.access(folder, os.W_OK):
             raise ReadOnlyStoreError(
                 f"{path}: no store there, and its folder {folder} cannot be written to"
                 " create one; pass a path in a folder you can write")
         return None
+    if read_only:
+        return "it was opened with read_only=True"
     if not os.access(path, os.W_OK):
         return "the file cannot be written"
     wal = all(os.access(path + suffix, os.W_OK) for suffix in ("-wal", "-shm"))

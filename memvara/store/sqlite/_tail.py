@@ -124,8 +124,8 @@ class TailSearch:
         phrases = _bm25.phrases_of(match) or [match]
         stats = None if in_index < MIRROR_ROWS else counts.rows_and_hits(query, fts, phrases)
         if stats is None:  # a small index (or one the planner does not count): mirror all
-            name = self._sync(query, table, fts, column, 0)
-            with self._lock:
+            with self._lock:  # one state of the mirror from its update to its answer
+                name = self._sync(query, table, fts, column, 0)
                 ranked = [(int(rowid), float(score)) for rowid, score in self._db().execute(
                     f"SELECT rowid, bm25({name}) FROM {name} WHERE {name} MATCH ?"
                     f" ORDER BY bm25({name}), rowid", [match])]
@@ -133,7 +133,6 @@ class TailSearch:
         found = _bm25.top_matches(
             query, counts, table=table, fts=fts, column=column, match=match, where=where,
             params=params, limit=limit, plan=plan, columns=columns, seen=seen)
-        self._sync(query, table, fts, column, indexed)
         scores: dict[int, float] = {}
         # A phrase in half the indexed rows or more adds under 2.2e-6 to a score (FTS5's
         # floor IDF): beside another phrase it is only matched, as the planner does.
@@ -141,6 +140,7 @@ class TailSearch:
         if len(floor) == len(phrases):
             floor = set()
         with self._lock:
+            self._sync(query, table, fts, column, indexed)
             mirror = self._mirrors[table]
             for phrase in phrases:  # in query order: bm25() sums its phrases in order
                 weight = _bm25.idf(stats.rows, stats.hits[phrase])
@@ -209,43 +209,44 @@ class TailSearch:
         self, query: _bm25.Query, table: str, fts: str, column: str, floor: int
     ) -> str:
         """Bring ``table``'s mirror to every row above ``floor``, as this read sees the
-        table; the name of its in-memory FTS5 table."""
+        table; the name of its in-memory FTS5 table (caller holds ``_lock``: another
+        reader's snapshot may see other rows, so the mirror is updated and read under
+        one hold)."""
         (count, top), = query(  # the whole table: counted from its smallest index
             f"SELECT count(*), coalesce(max(rowid), 0) FROM {table}"
             + (" WHERE rowid > ?" if floor else ""), [floor] if floor else [])
         version = (floor, int(count), int(top))
-        with self._lock:
-            mirror = self._mirrors.get(table)
-            if mirror is None:
-                mirror = self._create(query, table, fts)
-            if mirror.version == version:
-                return mirror.name
-            present = {int(rowid) for (rowid,) in query(
-                f"SELECT rowid FROM {table} WHERE rowid > ?", [floor])}
-            conn = self._db()
-            gone = sorted(mirror.rows - present)
-            for at in range(0, len(gone), _CHUNK):
-                chunk = gone[at : at + _CHUNK]
-                conn.execute(f"DELETE FROM {mirror.name} WHERE rowid IN"
-                             f" ({','.join('?' * len(chunk))})", chunk)
-            for rowid in gone:
-                del mirror.sizes[rowid]
-            new = sorted(present - mirror.rows)
-            if new and mirror.version is not None and new[0] <= mirror.version[2]:
-                mirror.instances.clear()  # rows below those looked at: look again
-            for at in range(0, len(new), _CHUNK):
-                chunk = new[at : at + _CHUNK]
-                marks = ','.join('?' * len(chunk))
-                conn.executemany(
-                    f"INSERT INTO {mirror.name} (rowid, body) VALUES (?, ?)",
-                    query(f"SELECT rowid, {column} FROM {table} WHERE rowid IN ({marks})",
-                          chunk))
-                for rowid, size in conn.execute(
-                        f"SELECT id, sz FROM {mirror.name}_docsize WHERE id IN ({marks})",
-                        chunk):
-                    mirror.sizes[int(rowid)] = (_bm25.varints(bytes(size), 1) or [0])[0]
-            mirror.rows, mirror.version = present, version
+        mirror = self._mirrors.get(table)
+        if mirror is None:
+            mirror = self._create(query, table, fts)
+        if mirror.version == version:
             return mirror.name
+        present = {int(rowid) for (rowid,) in query(
+            f"SELECT rowid FROM {table} WHERE rowid > ?", [floor])}
+        conn = self._db()
+        gone = sorted(mirror.rows - present)
+        for at in range(0, len(gone), _CHUNK):
+            chunk = gone[at : at + _CHUNK]
+            conn.execute(f"DELETE FROM {mirror.name} WHERE rowid IN"
+                         f" ({','.join('?' * len(chunk))})", chunk)
+        for rowid in gone:
+            del mirror.sizes[rowid]
+        new = sorted(present - mirror.rows)
+        if new and mirror.version is not None and new[0] <= mirror.version[2]:
+            mirror.instances.clear()  # rows below those looked at: look again
+        for at in range(0, len(new), _CHUNK):
+            chunk = new[at : at + _CHUNK]
+            marks = ','.join('?' * len(chunk))
+            conn.executemany(
+                f"INSERT INTO {mirror.name} (rowid, body) VALUES (?, ?)",
+                query(f"SELECT rowid, {column} FROM {table} WHERE rowid IN ({marks})",
+                      chunk))
+            for rowid, size in conn.execute(
+                    f"SELECT id, sz FROM {mirror.name}_docsize WHERE id IN ({marks})",
+                    chunk):
+                mirror.sizes[int(rowid)] = (_bm25.varints(bytes(size), 1) or [0])[0]
+        mirror.rows, mirror.version = present, version
+        return mirror.name
 
     def _create(self, query: _bm25.Query, table: str, fts: str) -> _Mirror:
         """``table``'s mirror, with the tokenizer of the store's index ``fts`` (caller
