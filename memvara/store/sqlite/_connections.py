@@ -143,14 +143,15 @@ class Connections:
                 if not existed:  # nothing there to read
                     raise
                 why = f"SQLite cannot write it ({exc.__cause__})"
-        if not read_only:
+        self._read_only = why
+        conn = self._connect_read_only()
+        if not read_only:  # once it opened: a file it cannot open either just fails
             warnings.warn(
                 f"{self._path}: opened read-only, as {why}: reads answer, writes raise"
                 " ReadOnlyStoreError (pass read_only=True to open it so on purpose)",
                 UserWarning, stacklevel=4,  # the caller of SQLiteStore()
             )
-        self._read_only = why
-        return self._connect_read_only()
+        return conn
 
     def _connect_read_only(self) -> sqlite3.Connection:
         """Open the file with SQLite's ``mode=ro``. In a folder that cannot be written,
