@@ -730,6 +730,8 @@ def test_write_side_reads_check_content_not_just_its_hash(
     with store._writing() as conn:
         conn.execute("UPDATE episodes SET content_hash = 'same'")
     assert store.known_contents(mem.default_scope, {"I live in Oslo"}) == set()
+    assert store.copies_of(mem.default_scope, {"I live in Oslo"}) == {}  # same hash, other text
+    assert list(store.copies_of(mem.default_scope, {"I live in Berlin"})) == ["I live in Berlin"]
     assert store.known_contents(mem.default_scope, {"I live in Berlin"}) == {"I live in Berlin"}
 
 
@@ -738,7 +740,7 @@ def test_write_side_reads_after_close_or_on_a_broken_file_raise_memvara_errors(d
     with store._writing() as conn:
         conn.execute("DROP TABLE episodes")
     with pytest.raises(StoreError):
-        store.recent_episode_vectors(Scope(), 4)
+        store.recent_turns(Scope(), 4)
     store.close()
     with pytest.raises(ClosedError):
         store.claims_missing_vectors()

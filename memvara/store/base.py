@@ -198,7 +198,7 @@ class Store(Protocol):
 
     def known_contents(self, scope: Scope, contents: Collection[str]) -> set[str]:
         """Which of ``contents`` a turn at exactly ``scope`` already holds, verbatim
-        (the write path's exact-duplicate check; called inside its transaction)."""
+        (``copies_of`` without the roles and times)."""
         ...
 
     def copies_of(
@@ -211,8 +211,9 @@ class Store(Protocol):
 
     def recent_turns(self, scope: Scope, limit: int) -> tuple[list[tuple[str, int]], Vectors]:
         """The ``(role, ts)`` and the vectors of the ``limit`` turns most recently
-        inserted at exactly ``scope``, newest first, as ``recent_episode_vectors`` gives
-        them (the near-duplicate check)."""
+        inserted at exactly ``scope``, newest first, one row each: zeros for a turn
+        stored without a vector, no columns while the store holds no vector (the
+        near-copy check)."""
         ...
 
     def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
@@ -229,12 +230,6 @@ class Store(Protocol):
     def clear_unextracted(self, episode_ids: Sequence[str]) -> None:
         """Remove the marks of these turns (they were read again); erasing a turn
         removes its mark too."""
-        ...
-
-    def recent_episode_vectors(self, scope: Scope, limit: int) -> Vectors:
-        """The vectors of the ``limit`` turns most recently inserted at exactly
-        ``scope``, newest first, one row each: zeros for a turn stored without one, no
-        columns while the store holds no vector (the near-duplicate check)."""
         ...
 
     def slot_claims(

@@ -24,8 +24,6 @@ class Backlog(StoreCore):
 
     def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
         """Mark stored turns as waiting for extraction; see ``Store.mark_unextracted``."""
-        if not episode_ids:
-            return
         with self._writing() as conn:
             for start in range(0, len(episode_ids), 400):
                 chunk = list(episode_ids[start : start + 400])
@@ -51,8 +49,6 @@ class Backlog(StoreCore):
 
     def clear_unextracted(self, episode_ids: Sequence[str]) -> None:
         """Unmark turns read again; see ``Store.clear_unextracted``."""
-        if not episode_ids:
-            return
         with self._writing() as conn:
             for start in range(0, len(episode_ids), 400):
                 chunk = list(episode_ids[start : start + 400])

@@ -117,20 +117,11 @@ class Episodes(StoreCore):
     ) -> tuple[list[tuple[str, int]], npt.NDArray[np.float32]]:
         """Recent turns' roles, times and vectors; see ``Store.recent_turns``."""
         where, params = _sql.scope_exact(scope)
+        # Read once per scope a process writes to (the write path keeps them after). A
+        # turn stored without a vector reads as zeros, which resembles nothing.
         rows = self._write_side_query(
             f"SELECT rowid, role, ts FROM episodes WHERE {where} ORDER BY rowid DESC LIMIT ?",
             [*params, limit],
         )
         stamps = [(str(role), int(ts)) for _, role, ts in rows]
         return stamps, self._vectors["episodes"].read([r[0] for r in rows])
-
-    def recent_episode_vectors(self, scope: Scope, limit: int) -> npt.NDArray[np.float32]:
-        """Recent episodes' vectors; see ``Store.recent_episode_vectors``."""
-        where, params = _sql.scope_exact(scope)
-        # rowid, not vec_slot: the scope index covers it, so no row is read. A turn stored
-        # without a vector reads as zeros, which resembles nothing.
-        slots = [r[0] for r in self._write_side_query(
-            f"SELECT rowid FROM episodes WHERE {where} ORDER BY rowid DESC LIMIT ?",
-            [*params, limit],
-        )]
-        return self._vectors["episodes"].read(slots)
