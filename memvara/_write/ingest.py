@@ -72,6 +72,10 @@ class Turn:
     id: str | None = None  # an Episode's own id, when it was given one
 
 
+_Recent = tuple[list[str], list[int], npt.NDArray[np.float32]]
+"""A scope's latest turns: their roles, their times (``ts``, microseconds), their vectors."""
+
+
 class Ingest:
     """Runs ``add()`` for one memory: its writer, store, embedder, model and options."""
 
@@ -100,8 +104,7 @@ class Ingest:
         # Latest turn vectors per scope, so a near-duplicate check costs a matmul, not
         # a read of the sidecar: seeded from the store the first time a scope is seen,
         # then kept current by this process's own adds (least recently used dropped).
-        self._recent: OrderedDict[
-            Scope, tuple[list[tuple[str, int]], npt.NDArray[np.float32]]] = OrderedDict()
+        self._recent: OrderedDict[Scope, _Recent] = OrderedDict()
         self._recent_lock = threading.Lock()  # a background worker adds beside the caller
 
     def add(
@@ -269,17 +272,21 @@ class Ingest:
         """The turns that are no near-copy (cosine ``NEAR_DUPLICATE`` or more) of a turn
         of the same role said within the window: one of the scope's recent ones, or one
         kept earlier in this call."""
-        stamps, recent = self._recent_turns(scope)
+        roles, times, recent = self._recent_turns(scope)
+        window = self._window
+        same_width = recent.shape[1:] == vectors.shape[1:]
         keep: list[int] = []
         for i, turn in enumerate(turns):
             row = vectors[i]
-            near = [j for j, (role, ts) in enumerate(stamps)
-                    if role == turn.role and abs(at[i] - ts) <= self._window]
-            pool = recent[near] if near and recent.shape[1:] == row.shape else vectors[:0]
-            earlier = [j for j in keep if turns[j].role == turn.role]
-            if earlier:
-                pool = np.concatenate([pool, vectors[earlier]]) if pool.shape[0] else vectors[earlier]
-            if pool.shape[0] and float(np.max(pool @ row)) >= NEAR_DUPLICATE:
+            # The cosines first, as one product each; only the rare turn that comes
+            # close to another has the other's role and time looked at.
+            if same_width and recent.shape[0] and any(
+                    roles[j] == turn.role and abs(times[j] - at[i]) <= window
+                    for j in np.flatnonzero(recent @ row >= NEAR_DUPLICATE)):
+                skipped.append(Skip(turn.content, "near_duplicate"))
+            elif keep and any(
+                    turns[keep[j]].role == turn.role
+                    for j in np.flatnonzero(vectors[keep] @ row >= NEAR_DUPLICATE)):
                 skipped.append(Skip(turn.content, "near_duplicate"))
             else:
                 keep.append(i)
@@ -295,26 +302,27 @@ class Ingest:
         self, scope: Scope, stamps: list[tuple[str, int]], stored: npt.NDArray[np.float32],
     ) -> None:
         """After a commit: the stored turns join the scope's recent ones."""
-        old_stamps, recent = self._recent_turns(scope)
+        roles, times, recent = self._recent_turns(scope)
+        new_roles, new_times = [role for role, _ in stamps], [ts for _, ts in stamps]
         if recent.shape[1:] == stored.shape[1:]:
-            both, every = np.concatenate([recent, stored]), [*old_stamps, *stamps]
+            kept = ([*roles, *new_roles], [*times, *new_times], np.concatenate([recent, stored]))
         else:
-            both, every = stored, stamps
+            kept = (new_roles, new_times, stored)
         with self._recent_lock:
-            self._recent[scope] = (every[-RECENT_TURNS:], both[-RECENT_TURNS:])
+            self._recent[scope] = (kept[0][-RECENT_TURNS:], kept[1][-RECENT_TURNS:],
+                                   kept[2][-RECENT_TURNS:])
             self._recent.move_to_end(scope)
 
-    def _recent_turns(
-        self, scope: Scope
-    ) -> tuple[list[tuple[str, int]], npt.NDArray[np.float32]]:
-        """The scope's latest turns, oldest first: each one's ``(role, ts)`` and vector."""
+    def _recent_turns(self, scope: Scope) -> _Recent:
+        """The scope's latest turns, oldest first: their roles, times and vectors."""
         with self._recent_lock:
             recent = self._recent.get(scope)
             if recent is not None:
                 self._recent.move_to_end(scope)
                 return recent
         stamps, vectors = self._store.recent_turns(scope, RECENT_TURNS)
-        recent = (stamps[::-1], vectors[::-1])
+        recent = ([role for role, _ in stamps[::-1]], [ts for _, ts in stamps[::-1]],
+                  vectors[::-1])
         with self._recent_lock:
             self._recent[scope] = recent
             while len(self._recent) > RECENT_SCOPES:
