@@ -274,22 +274,28 @@ class Ingest:
         kept earlier in this call."""
         roles, times, recent = self._recent_turns(scope)
         window = self._window
-        same_width = recent.shape[1:] == vectors.shape[1:]
+        # The cosines first, as one product for the call against the recent turns and
+        # one a turn against the turns kept before it; only the rare turn that comes
+        # close to another has the other's role and time looked at.
+        close: npt.NDArray[np.bool_] = np.zeros((0, len(turns)), dtype=np.bool_)
+        if recent.shape[0] and recent.shape[1:] == vectors.shape[1:]:
+            close = np.asarray(recent @ vectors.T >= NEAR_DUPLICATE)
+        near: list[bool] = np.any(close, axis=0).tolist()
         keep: list[int] = []
         for i, turn in enumerate(turns):
-            row = vectors[i]
-            # The cosines first, as one product each; only the rare turn that comes
-            # close to another has the other's role and time looked at.
-            if same_width and recent.shape[0] and any(
+            if near[i] and any(
                     roles[j] == turn.role and abs(times[j] - at[i]) <= window
-                    for j in np.flatnonzero(recent @ row >= NEAR_DUPLICATE)):
+                    for j in np.flatnonzero(close[:, i])):
                 skipped.append(Skip(turn.content, "near_duplicate"))
-            elif keep and any(
-                    turns[keep[j]].role == turn.role
-                    for j in np.flatnonzero(vectors[keep] @ row >= NEAR_DUPLICATE)):
-                skipped.append(Skip(turn.content, "near_duplicate"))
-            else:
-                keep.append(i)
+                continue
+            if keep:
+                sims = vectors[keep] @ vectors[i]
+                if sims.max() >= NEAR_DUPLICATE and any(
+                        turns[keep[j]].role == turn.role
+                        for j in np.flatnonzero(sims >= NEAR_DUPLICATE)):
+                    skipped.append(Skip(turn.content, "near_duplicate"))
+                    continue
+            keep.append(i)
         return [turns[i] for i in keep], vectors[keep], [at[i] for i in keep]
 
     def use_embedder(self, embedder: Embedder) -> None:
