@@ -31,3 +31,19 @@ def test_store_package_exports_the_protocol_and_states() -> None:
         assert isinstance(store, memvara.Store)
     finally:
         store.close()
+
+
+def test_names_the_single_modules_had_are_still_importable() -> None:
+    """``memvara.store.sqlite`` and ``memvara.cli`` became packages; every name importable
+    from them before is importable from them still."""
+    import memvara.cli
+    import memvara.store.sqlite
+
+    for name in ("SQLiteStore", "content_hash", "CHECKPOINT_PAGES", "TEXT_INDEX_BATCH",
+                 "MIN_SQLITE", "SCHEMA_VERSION", "MIGRATIONS", "APPLICATION_ID",
+                 "FOLD_FUNCTION", "CLAIM_COLUMNS", "claim_row", "decode_claim", "new_id",
+                 "VectorFile", "nearest_admitted", "reinforced_storage", "retrievability",
+                 "fold_entity", "Written", "Settlement", "RankFields"):
+        assert hasattr(memvara.store.sqlite, name), name
+    for name in ("main", "run_demo", "Claim", "Memvara", "NullLLM", "SQLiteStore"):
+        assert hasattr(memvara.cli, name), name

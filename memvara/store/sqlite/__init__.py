@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from ..._domain.entities import entity_key as fold_entity
 from ..._domain.model import Claim as Claim
+from ..._domain.salience import reinforced_storage as reinforced_storage
+from ..._domain.salience import retrievability as retrievability
 from ..._domain.model import Episode as Episode
 from ..._domain.model import Scope as Scope
 from ..._domain.model import TimeQuery as TimeQuery
