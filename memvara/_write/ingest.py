@@ -123,7 +123,8 @@ class Ingest:
         # or names an episode id already stored. Said again later, it is a new turn.
         at = [now if t.ts is None else to_micros(t.ts, "ts") for t in turns]
         held = self._store.copies_of(scope, {t.content for t in turns})
-        known_ids = set(self._store.episodes_by_ids([t.id for t in turns if t.id]))
+        given = [t.id for t in turns if t.id]
+        known_ids = set(self._store.episodes_by_ids(given)) if given else set()
         fresh: list[Turn] = []
         fresh_at: list[int] = []
         seen: set[tuple[str, str]] = set()
@@ -193,8 +194,7 @@ class Ingest:
                 episode_vectors=kept_vectors if episodes else None,
             )
         if episodes:
-            self._remember_recent(scope, [(t.role, w) for t, w in zip(kept, kept_at)],
-                                  kept_vectors)
+            self._remember_recent(scope, [t.role for t in kept], kept_at, kept_vectors)
         receipt = replace(
             receipt,
             skipped=tuple(skipped),
@@ -305,11 +305,11 @@ class Ingest:
             self._recent.clear()
 
     def _remember_recent(
-        self, scope: Scope, stamps: list[tuple[str, int]], stored: npt.NDArray[np.float32],
+        self, scope: Scope, new_roles: list[str], new_times: list[int],
+        stored: npt.NDArray[np.float32],
     ) -> None:
         """After a commit: the stored turns join the scope's recent ones."""
         roles, times, recent = self._recent_turns(scope)
-        new_roles, new_times = [role for role, _ in stamps], [ts for _, ts in stamps]
         if recent.shape[1:] == stored.shape[1:]:
             kept = ([*roles, *new_roles], [*times, *new_times], np.concatenate([recent, stored]))
         else:
