@@ -15,7 +15,7 @@ the scorer is only as honest as the map it scores against:
   same measure's expectation under a uniformly random ranking of the store's candidate
   units, computed exactly (no sampling).
 * **The ledger** (``TurnLedger``): which stored episode holds which dataset turn. It is
-  built from the store itself (``Store.known_contents`` after each ``add()``), not from
+  built from the store itself (``Store.copies_of`` after each ``add()``), not from
   what the benchmark hoped was stored, and every episode a search returns is checked
   against it: an episode id that does not map back to a dataset turn, or two ids for one
   text, is an error rather than a silent miss or a silent hit.
@@ -351,7 +351,7 @@ class TurnLedger:
             if turn.turn_id in self.unit_of:
                 raise BenchError(f"turn id {turn.turn_id!r} was ingested twice")
         receipt = self.mem.add([Episode(t.content, t.role, ts) for t in turns])
-        held = self.mem.store.known_contents(self.mem.default_scope, {t.content for t in turns})
+        held = self.mem.store.copies_of(self.mem.default_scope, {t.content for t in turns})
         reasons = {s.content: s.reason for s in receipt.skipped}
         self.stored += len(turns) - sum(
             s.reason in ("duplicate", "near_duplicate") for s in receipt.skipped)

@@ -70,6 +70,13 @@ def embed_all(mem: Memvara) -> int:
     return mem._core.writer.embed_missing()
 
 
+def has_backlog(mem: Memvara) -> bool:
+    """Whether rows of ``mem``'s SQLite store wait for the text index or a vector."""
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    return store.has_backlog()
+
+
 def catch_up(mem: Memvara) -> None:
     """Pay the write side's backlogs now, as a write does once a batch waits: index the
     text waiting above the watermark and embed the claims waiting for vectors. (No read

@@ -25,7 +25,7 @@ from memvara._write.writer import EMBED_BATCH
 from memvara.schema import Cardinality, Volatility
 from memvara.store import STATES
 
-from .conftest import Clock
+from .conftest import Clock, has_backlog
 
 T = TypeVar("T")
 WAIT = 10.0  # seconds: only ever reached when something hangs
@@ -119,7 +119,7 @@ def test_a_search_over_rows_still_waiting_does_not_wait_for_a_writer(
     # in memory, so it neither writes nor waits for the write in progress.
     shared.remember("alice", "lives_in", "Berlin")
     shared.remember("alice", "reports_to", "Dana")
-    assert shared.store.has_backlog()
+    assert has_backlog(shared)
     clock.advance(days=1)
     found = while_a_write_is_open(shared, lambda: (
         [r.text for r in shared.search("where does alice live", k=1)],
@@ -127,7 +127,7 @@ def test_a_search_over_rows_still_waiting_does_not_wait_for_a_writer(
     ))
     assert found == (["alice lives in Berlin"],
                      ["alice -lives_in-> Berlin", "alice -reports_to-> Dana"])
-    assert shared.store.has_backlog()  # searches left every backlog to the writes
+    assert has_backlog(shared)  # searches left every backlog to the writes
     assert [r.text for r in shared.search("where does alice live", k=1)] == [
         "alice lives in Lisbon"]
 

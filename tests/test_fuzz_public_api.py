@@ -809,7 +809,7 @@ def test_what_a_write_accepts_survives_close_and_reopen(tmp_path: Path, value_na
             assert again.get(claim.id, tenant=s.tenant, user=s.user, agent=s.agent,
                              session=s.session) == claim
         for scope in turns:
-            assert store.known_contents(scope, [value]) == {value}
+            assert list(store.copies_of(scope, [value])) == [value]
         for owner in aliases:
             assert store.aliases(owner) == {entity_key(value): "ibm"}
         if declared:

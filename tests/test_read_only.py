@@ -41,7 +41,7 @@ from memvara.store.sqlite import _connections
 from memvara.store.sqlite._migrations import SCHEMA_VERSION
 from memvara.store.sqlite._vectors import VectorFile
 
-from .conftest import Clock, FakeLLM
+from .conftest import Clock, FakeLLM, has_backlog
 from .schema_history import SCHEMA_4_INDEXES
 
 WRITE_WORDS = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER",
@@ -141,7 +141,7 @@ def test_read_only_answers_every_read_as_the_writable_store_does_and_writes_noth
         owner.close()
         owner = Memvara(path, clock=clock, llm=NullLLM())
     try:
-        assert owner.store.has_backlog()
+        assert has_backlog(owner)
         expected = every_read(owner, ids)
         before = file_bytes(path)
         statements: list[str] = []

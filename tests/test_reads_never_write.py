@@ -26,7 +26,7 @@ from memvara._read.waiting import WaitingVectors
 from memvara.store import STATES
 from memvara.store.sqlite import TEXT_INDEX_BATCH, _bm25, _tail
 
-from .conftest import JAN, Clock, FakeLLM, catch_up
+from .conftest import JAN, Clock, FakeLLM, catch_up, has_backlog
 from .test_faults import write_lock_held
 
 EVER = TimeQuery(2**62, None)
@@ -356,7 +356,7 @@ def waiting_store(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         claim = receipt.added[0]
         writer.remember("Melanie", "works_at", "Acme")
         writer.remember("acme", "located_in", "Porto")
-        assert writer.store.has_backlog()
+        assert has_backlog(writer)
         yield path, {"claim": claim.id, "turn": claim.sources[0]}
 
 

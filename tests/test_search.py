@@ -24,7 +24,7 @@ from memvara._domain.time import to_micros
 from memvara.store.sqlite._fts import match_any
 from memvara.store.sqlite._rows import claim_rowid
 
-from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM, embed_all
+from .conftest import AUG, JAN, JUN, NOW, Clock, FakeLLM, embed_all, has_backlog
 from .store_without import store_without
 
 
@@ -83,7 +83,7 @@ def test_claims_written_one_at_a_time_are_searchable_at_once(mem: Memvara) -> No
     (hit,) = mem.search("ERR_7734_TLSHANDSHAKE", k=1)
     assert hit.explain.bm25_rank == 1 and hit.explain.vector_rank == 1
     # Found by its waiting text and a vector encoded in memory: the search stored nothing.
-    assert mem.stats()["embeddings"] == 0 and mem.store.has_backlog()
+    assert mem.stats()["embeddings"] == 0 and has_backlog(mem)
 
 
 def test_every_result_explains_its_score(mem: Memvara) -> None:

@@ -111,7 +111,7 @@ class SimilarityStore(Protocol):
 @runtime_checkable
 class DeferredTextIndexStore(Protocol):
     """A store whose text index lags single writes (``SQLiteStore`` indexes them in
-    batches; ``has_backlog`` is then true). Its text searches still find the rows the
+    batches; ``SQLiteStore.has_backlog()`` is then true). Its text searches still find the rows the
     index does not hold yet, without writing (``Store``'s "Reads never write"); this
     method lets an owner catch the index up on purpose. A read never calls it."""
 

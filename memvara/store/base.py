@@ -157,11 +157,6 @@ class Store(Protocol):
         """
         ...
 
-    def has_backlog(self) -> bool:
-        """Whether any row waits for the text index or its vector, read without waiting
-        on a writer (the writes pay the backlogs down; reads answer without them)."""
-        ...
-
     def claims_missing_vectors(self) -> list[tuple[str, str]]:
         """``(claim_id, text)`` of every claim stored without a vector, oldest first.
 
@@ -194,11 +189,6 @@ class Store(Protocol):
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         """The turn with this id if it is visible from ``scope``; else ``None``."""
-        ...
-
-    def known_contents(self, scope: Scope, contents: Collection[str]) -> set[str]:
-        """Which of ``contents`` a turn at exactly ``scope`` already holds, verbatim
-        (``copies_of`` without the roles and times)."""
         ...
 
     def copies_of(

@@ -76,24 +76,6 @@ class Episodes(StoreCore):
                        recorded_at=from_micros(recorded),
                        scope=scope_of(tenant, user, agent, session), id=eid)
 
-    def known_contents(self, scope: Scope, contents: Collection[str]) -> set[str]:
-        """Contents already held at ``scope``; see ``Store.known_contents``."""
-        wanted = {content_hash(c): c for c in contents}
-        if not wanted:
-            return set()
-        where, params = _sql.scope_exact(scope)
-        found: set[str] = set()
-        hashes = list(wanted)
-        for start in range(0, len(hashes), 400):
-            chunk = hashes[start : start + 400]
-            for digest, content in self._write_side_query(
-                f"SELECT content_hash, content FROM episodes WHERE content_hash IN"
-                f" ({','.join('?' * len(chunk))}) AND {where}", [*chunk, *params]
-            ):
-                if wanted.get(digest) == content:
-                    found.add(content)
-        return found
-
     def copies_of(
         self, scope: Scope, contents: Collection[str]
     ) -> dict[str, list[tuple[str, int]]]:

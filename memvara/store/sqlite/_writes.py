@@ -151,7 +151,8 @@ class Writes(StoreCore):
             return ids
 
     def has_backlog(self) -> bool:
-        """Whether rows wait for the text index or a vector; see ``Store.has_backlog``."""
+        """Whether any row waits for the text index or its vector (the writes pay the
+        backlogs down; no read needs them paid)."""
         return bool(self._query(
             f"SELECT EXISTS (SELECT 1 FROM claims WHERE {_WAITING_FOR_VECTORS})"
             " OR (SELECT coalesce(max(rowid), 0) FROM claims)"
