@@ -66,3 +66,12 @@ def test_a_store_written_before_keeps_answering(tmp_path: Path, clock: Clock) ->
         receipt = mem.remember("maya", "lives_in", "Lisbon", valid_from=SEP)
         assert [c.object for c in receipt.ended] == ["Porto"]
         assert [c.object for c in mem.get_all(subject="user", user="bob")] == ["tea"]
+
+
+def test_recall_history_lists_an_earlier_value_once_for_both_names(clock: Clock) -> None:
+    with Memvara(clock=clock, llm=NullLLM(), user="maya") as mem:
+        mem.remember("user", "likes", "tea", valid_from=JAN, valid_to=JUN)
+        mem.remember("user", "likes", "green tea")
+        mem.remember("maya", "likes", "jasmine tea")
+        block = mem.recall("tea", include_history=True)
+        assert block.count("likes tea (until") == 1, block

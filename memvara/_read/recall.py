@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from .._domain.entities import entity_key
 from .._domain.model import Claim, Episode, Scope, TimeQuery
 from ..store.base import Store
 
@@ -76,15 +75,14 @@ def earlier_values(
     lookup per slot; ``keys_of`` gives every key a subject is filed under."""
     shown = {c.id for c in claims}
     past: list[Claim] = []
-    seen: set[tuple[str, str, Scope]] = set()
+    seen: set[tuple[tuple[str, ...], str, Scope]] = set()
     for claim in claims:
-        slot = (entity_key(claim.subject), claim.predicate, claim.scope)
+        keys = keys_of(claim.scope, claim.subject)  # two names of one entity: one slot
+        slot = (tuple(sorted(keys)), claim.predicate, claim.scope)
         if slot in seen:
             continue
         seen.add(slot)
         timeline = store.slot_history(
-            claim.scope, keys_of(claim.scope, claim.subject), claim.predicate,
-            TimeQuery(known_at=now, valid_at=None),
-        )
+            claim.scope, keys, claim.predicate, TimeQuery(known_at=now, valid_at=None))
         past.extend(c for c in timeline if c.state == "ended" and c.id not in shown)
     return past
