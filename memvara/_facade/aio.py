@@ -103,6 +103,11 @@ class _AsyncAPI:
     _sync: _MemoryAPI
 
     @property
+    def registry(self) -> PredicateRegistry:
+        """The predicate schema in force (shared by every handle on one memory)."""
+        return self._sync.registry
+
+    @property
     def default_scope(self) -> Scope:
         """The scope calls use when no ``tenant=/user=/agent=/session=`` is passed."""
         return self._sync.default_scope
@@ -241,11 +246,6 @@ class AsyncMemvara(_AsyncAPI):
     def store(self) -> Store:
         """The backing store."""
         return self._mem.store
-
-    @property
-    def registry(self) -> PredicateRegistry:
-        """The predicate schema in force."""
-        return self._mem.registry
 
     @property
     def embedder(self) -> Embedder:

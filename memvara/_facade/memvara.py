@@ -38,6 +38,12 @@ __all__ = ["Memvara", "ScopedMemvara"]
 class _MemoryAPI(WriteAPI, ReadAPI):
     """Every operation on a memory, at a bound default scope (shared by both handles)."""
 
+    @property
+    def registry(self) -> PredicateRegistry:
+        """The predicate schema in force (one per memory: every handle shares it, so an
+        adapter holding a scoped handle can declare the predicates it writes)."""
+        return self._core.registry
+
     def scope(
         self,
         *,
@@ -170,11 +176,6 @@ class Memvara(_MemoryAPI):
     def store(self) -> Store:
         """The backing store."""
         return self._core.store
-
-    @property
-    def registry(self) -> PredicateRegistry:
-        """The predicate schema in force."""
-        return self._core.registry
 
     @property
     def embedder(self) -> Embedder:
