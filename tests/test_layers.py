@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "memvara._facade": 4,
     "memvara": 4,  # the package's __init__: the public surface
     "memvara.cli": 5,
+    "memvara.server": 5,
     "memvara.integrations": 5,  # framework adapters: edges, like the CLI
 }
 PLUG_INS = {"memvara.embed", "memvara.llm", "memvara.redact", "memvara.rerank", "memvara.telemetry"}
