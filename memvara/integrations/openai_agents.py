@@ -1,0 +1,198 @@
+"""A session for the OpenAI Agents SDK that keeps its conversation in memvara.
+
+>>> session = MemvaraSession("chat-42", mem.scope(user="alice"))   # doctest: +SKIP
+>>> await Runner.run(agent, "I live in Lisbon", session=session)    # doctest: +SKIP
+
+``MemvaraSession`` implements the SDK's ``Session`` protocol (``get_items``,
+``add_items``, ``pop_item``, ``clear_session``). It writes two things:
+
+- **The items, verbatim**, as the session's transcript: one claim per item, about the
+  subject ``session_id`` with the predicate ``agents_item``, at the memory's scope
+  narrowed to ``session=session_id``; the item itself rides in the claim's ``meta``
+  and its text is the claim's text, so the transcript is searchable. ``get_items()``
+  returns them exactly as added, in order: tool calls and their outputs included, as the
+  Runner needs to replay them.
+- **What the user says**, through ``add()`` at the memory's own scope (not the
+  session's): the user's message items become turns and the facts they state become
+  claims, so what is learned outlives the session and other sessions of the same user
+  see it. The latest write's ``WriteReceipt`` is ``session.last_receipt``.
+
+What it keeps: the write path (the rules, or the model given to the memory, on the user's
+turns) and contradiction resolution on what that path extracts; both clocks, because
+removal retires instead of erasing (``pop_item()`` and ``clear_session()`` end belief in
+items, and ``history()``/``known_at`` still show them); scope (the session is one level of
+the caller's scope, never a level the items choose). What it loses: the SDK asks only for
+the items, so nothing reads the memory's facts back into the prompt on its own (give the
+agent a tool, or ``recall()``, for that); assistant and tool items are kept, not learned
+from; the transcript's items are claims of their own, so a search at the session's scope
+finds them beside the facts (``memory_types=["semantic"]`` leaves them out, as they are
+``episodic``); and ``add()`` skips a turn that repeats a recent one, so a repeated user
+message is in the transcript but is one turn in the memory. To erase a session for good,
+``memory.purge(session=session_id)`` removes its transcript (the learned facts live at
+the memory's scope and stay).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from agents.items import TResponseInputItem
+from agents.memory.session_settings import SessionSettings, resolve_session_limit
+
+from .. import Claim, ExtractionPendingError, InvalidArgumentError, WriteReceipt
+from ._handles import MemoryHandle, sync_handle
+
+__all__ = ["ITEM_PREDICATE", "MemvaraSession"]
+
+ITEM_PREDICATE = "agents_item"
+"""The predicate of the transcript's claims (many-valued: every item stays its own)."""
+
+
+class MemvaraSession:
+    """The conversation of one Agents SDK session, kept in a memvara memory.
+
+    Args:
+        session_id: the session's id; its transcript lives at ``session=session_id``
+            beneath the memory's scope.
+        memory: a ``Memvara`` or ``ScopedMemvara`` (or an async one): where the user's
+            turns and the facts learned from them go.
+        learn: ``False`` keeps the transcript only, with no ``add()`` of the user's turns.
+        session_settings: the SDK's settings (its ``limit`` is ``get_items()``'s default).
+
+    Raises:
+        InvalidArgumentError: a blank or unusable ``session_id``, a ``memory`` that is
+            not a memvara handle, or ``learn`` not a bool.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        memory: MemoryHandle,
+        *,
+        learn: bool = True,
+        session_settings: SessionSettings | None = None,
+    ) -> None:
+        self._memory = sync_handle(memory)
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidArgumentError("session_id", f"expected a non-blank string, got"
+                                                     f" {session_id!r:.40}")
+        if not isinstance(learn, bool):
+            raise InvalidArgumentError("learn", f"must be True or False, got {learn!r:.40}")
+        try:
+            self._transcript = self._memory.scope(session=session_id)
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError("session_id", exc.problem) from None
+        self.session_id = session_id
+        self.session_settings = session_settings
+        self._learn = learn
+        self._lock = asyncio.Lock()
+        self.last_receipt: WriteReceipt | None = None
+        """What the latest ``add_items()`` learned (``None`` before one learned anything);
+        after a failed model call, the ``ExtractionPendingError``'s receipt, whose turns
+        wait for ``retry_extraction()``."""
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The session's items in the order added; with ``limit``, the latest that many."""
+        wanted = resolve_session_limit(limit, self.session_settings)
+        if wanted is not None and (isinstance(wanted, bool) or not isinstance(wanted, int)
+                                   or wanted < 0):
+            raise InvalidArgumentError("limit", f"expected None or an integer >= 0, got"
+                                                f" {wanted!r:.40}")
+        items = [item for _, item in await asyncio.to_thread(self._live)]
+        return items if wanted is None else items[len(items) - wanted:] if wanted else []
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append ``items`` to the transcript, then learn from the user's messages.
+
+        Raises:
+            InvalidArgumentError: ``items`` is not a list of JSON-serializable dicts
+                (named by index); nothing is written.
+        """
+        checked = _checked(items)
+        if not checked:
+            return
+        async with self._lock:
+            await asyncio.to_thread(self._append, checked)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Retire the latest item and return it (``None`` when the session is empty)."""
+        async with self._lock:
+            return await asyncio.to_thread(self._pop)
+
+    async def clear_session(self) -> None:
+        """Retire every item of the session (the learned facts stay)."""
+        async with self._lock:
+            await asyncio.to_thread(self._transcript.forget, self.session_id, ITEM_PREDICATE)
+
+    # -- on a worker thread ---------------------------------------------------------------
+    def _live(self) -> list[tuple[Claim, Any]]:
+        claims = self._transcript.get_all(subject=self.session_id, predicate=ITEM_PREDICATE)
+        claims.sort(key=lambda claim: cast(int, claim.meta["position"]))
+        return [(claim, claim.meta["item"]) for claim in claims]
+
+    def _append(self, items: list[dict[str, Any]]) -> None:
+        start = self._transcript.count(states=("live", "ended", "retired"),
+                                       subject=self.session_id, predicate=ITEM_PREDICATE)
+        self._transcript.remember_many([
+            Claim(self.session_id, ITEM_PREDICATE, f"item {start + i}", text=_text(item),
+                  memory_type="episodic", meta={"position": start + i, "item": item})
+            for i, item in enumerate(items)
+        ])
+        said = [{"role": "user", "content": text} for text in map(_user_text, items) if text]
+        if self._learn and said:
+            try:
+                self.last_receipt = self._memory.add(said)
+            except ExtractionPendingError as exc:  # stored; its turns wait for a retry
+                self.last_receipt = exc.receipt
+
+    def _pop(self) -> Any:
+        live = self._live()
+        if not live:
+            return None
+        claim, item = live[-1]
+        self._transcript.delete(claim.id)
+        return item
+
+
+def _checked(items: object) -> list[dict[str, Any]]:
+    """``items`` as plain JSON-safe dicts, or an error naming the first bad one."""
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
+        raise InvalidArgumentError("items", f"expected a list of items, got {type(items).__name__}")
+    checked = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidArgumentError(f"items[{i}]", f"expected a dict, got {type(item).__name__}")
+        try:
+            checked.append(json.loads(json.dumps(dict(item))))
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(f"items[{i}]", f"not JSON-serializable: {exc}") from None
+    return checked
+
+
+def _texts(content: object) -> list[str]:
+    """The text of a message's ``content``: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [part["text"] for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)]
+    return []
+
+
+def _text(item: dict[str, Any]) -> str:
+    """What an item says, for the transcript claim's text (never empty)."""
+    parts = _texts(item.get("content")) + _texts(item.get("output"))
+    if item.get("type") == "function_call":
+        parts.append(f"{item.get('name')}({item.get('arguments')})")
+    text = " ".join(part for part in parts if part.strip())
+    return text or str(item.get("type") or item.get("role") or "item")
+
+
+def _user_text(item: dict[str, Any]) -> str:
+    """What a user's message item says (empty for any other item)."""
+    if item.get("role") != "user" or item.get("type", "message") != "message":
+        return ""
+    return " ".join(text for text in _texts(item.get("content")) if text.strip())

@@ -1,0 +1,257 @@
+"""The OpenAI Agents SDK session, against the real package: the protocol's four methods,
+and a ``Runner`` using the session with an offline model that scripts its answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agents", reason="the openai-agents extra is not installed")
+
+from agents import (  # noqa: E402
+    Agent,
+    ModelResponse,
+    ModelSettings,
+    RunConfig,
+    Runner,
+    Usage,
+    function_tool,
+)
+from agents.items import TResponseInputItem, TResponseStreamEvent  # noqa: E402
+from agents.memory import Session, SessionSettings  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from openai.types.responses import (  # noqa: E402
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from memvara import AsyncMemvara, InvalidArgumentError, Memvara  # noqa: E402
+from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession  # noqa: E402
+
+from .conftest import Clock, FakeLLM  # noqa: E402
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def _user(text: str) -> TResponseInputItem:
+    return {"role": "user", "content": text}
+
+
+class ScriptedModel(Model):
+    """An offline model: answers from a script, and keeps the input of every call."""
+
+    def __init__(self, *outputs: list[Any]) -> None:
+        self.outputs = list(outputs)
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions: str | None,
+                           input: str | list[TResponseInputItem], *args: Any,
+                           **kwargs: Any) -> ModelResponse:
+        self.inputs.append([input] if isinstance(input, str) else list(input))
+        return ModelResponse(output=self.outputs.pop(0), usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[TResponseStreamEvent]:
+        raise NotImplementedError  # the tests run Runner.run, which never streams
+
+
+def _say(text: str) -> list[Any]:
+    return [ResponseOutputMessage(
+        id="msg_1", type="message", role="assistant", status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])])]
+
+
+def _call(name: str, arguments: str) -> list[Any]:
+    return [ResponseFunctionToolCall(type="function_call", call_id="call_1", name=name,
+                                     arguments=arguments)]
+
+
+def test_it_is_a_session_by_the_sdk_s_own_protocol(mem: Memvara) -> None:
+    assert isinstance(MemvaraSession("s1", mem), Session)
+
+
+def test_items_come_back_verbatim_and_in_order(mem: Memvara) -> None:
+    session = MemvaraSession("s1", mem)
+    items: list[Any] = [
+        _user("hello"),
+        {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"q": 1}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "42"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "hi", "annotations": []}]},
+        _user("hello"),  # said again: the transcript keeps both
+        {"type": "reasoning", "id": "r1", "summary": []},
+    ]
+    run(session.add_items(items[:2]))
+    run(session.add_items(items[2:]))
+    run(session.add_items([]))
+    assert run(session.get_items()) == items
+    assert run(session.get_items(limit=2)) == items[-2:]
+    assert run(session.get_items(limit=0)) == []
+    assert run(session.get_items(limit=99)) == items
+    texts = [c.text for c in mem.get_all(session="s1", predicate=ITEM_PREDICATE)]
+    assert sorted(texts) == sorted(["hello", "lookup({\"q\": 1})", "42", "hi", "hello",
+                                    "reasoning"])
+
+
+def test_session_settings_give_the_default_limit(mem: Memvara) -> None:
+    session = MemvaraSession("s1", mem, session_settings=SessionSettings(limit=1))
+    run(session.add_items([_user("one"), _user("two")]))
+    assert run(session.get_items()) == [_user("two")]
+    assert run(session.get_items(limit=2)) == [_user("one"), _user("two")]
+
+
+def test_pop_retires_the_latest_item_and_history_keeps_it(mem: Memvara, clock: Clock) -> None:
+    session = MemvaraSession("s1", mem)
+    assert run(session.pop_item()) is None
+    run(session.add_items([_user("one"), _user("two")]))
+    before = clock.now
+    clock.advance(seconds=1)
+    assert run(session.pop_item()) == _user("two")
+    assert run(session.get_items()) == [_user("one")]
+    run(session.add_items([_user("three")]))
+    assert run(session.get_items()) == [_user("one"), _user("three")]
+    # Belief in the popped item ended; read as known before the pop, it is still there.
+    assert [c.text for c in mem.get_all(session="s1", known_at=before)] == ["two", "one"]
+    states = {c.text: c.state for c in mem.get_all(session="s1", include_invalidated=True)}
+    assert states == {"one": "live", "two": "retired", "three": "live"}
+
+
+def test_clear_retires_the_transcript_and_keeps_what_was_learned(mem: Memvara) -> None:
+    session = MemvaraSession("s1", mem.scope(user="alice"))
+    run(session.add_items([_user("I live in Berlin"), *_as_items(_say("Noted."))]))
+    run(session.clear_session())
+    assert run(session.get_items()) == []
+    assert [(c.predicate, c.object) for c in mem.get_all(user="alice")] == [
+        ("lives_in", "Berlin")]
+    assert mem.count(session="s1", user="alice", include_invalidated=True) == 3
+    run(session.add_items([_user("again")]))
+    assert run(session.get_items()) == [_user("again")]
+
+
+def _as_items(output: list[Any]) -> list[Any]:
+    return ModelResponse(output=output, usage=Usage(), response_id=None).to_input_items()
+
+
+def test_user_turns_are_learned_at_the_memory_s_scope(mem: Memvara) -> None:
+    first = MemvaraSession("monday", mem.scope(user="alice"))
+    run(first.add_items([_user("I live in Berlin"), *_as_items(_say("I work at Acme"))]))
+    receipt = first.last_receipt
+    assert receipt is not None and [c.object for c in receipt.added] == ["Berlin"]
+    # The assistant's turn was not learned from; the user's turn is a turn of alice's.
+    assert [e.content for e in mem.episodes(user="alice")] == ["I live in Berlin"]
+    # Another session of alice's sees the fact; bob does not.
+    second = MemvaraSession("tuesday", mem.scope(user="alice"))
+    run(second.add_items([_user("I live in Lisbon")]))
+    assert [c.object for c in mem.get_all(user="alice")] == ["Lisbon"]
+    assert [c.object for c in mem.history("alice", "lives_in", user="alice")] == [
+        "Berlin", "Lisbon"]
+    assert mem.get_all(user="bob") == []
+    # Each session has its own transcript.
+    assert run(second.get_items()) == [_user("I live in Lisbon")]
+
+
+def test_learn_false_keeps_the_transcript_only(mem: Memvara) -> None:
+    session = MemvaraSession("s1", mem, learn=False)
+    run(session.add_items([_user("I live in Berlin")]))
+    assert run(session.get_items()) == [_user("I live in Berlin")]
+    assert mem.episodes() == [] and session.last_receipt is None
+    assert mem.get_all(predicate="lives_in", session="s1") == []
+
+
+def test_a_text_part_list_is_learned_too(mem: Memvara) -> None:
+    session = MemvaraSession("s1", mem)
+    item: Any = {"role": "user", "content": [
+        {"type": "input_text", "text": "I live in Porto"},
+        {"type": "input_image", "image_url": "https://example.invalid/x.png", "detail": "auto"}]}
+    run(session.add_items([item]))
+    assert run(session.get_items()) == [item]
+    assert [c.object for c in mem.get_all(predicate="lives_in")] == ["Porto"]
+
+
+def test_a_failing_model_loses_nothing(clock: Clock) -> None:
+    llm = FakeLLM()
+    llm.fail = True
+    memory = Memvara(clock=clock, llm=llm)
+    try:
+        session = MemvaraSession("s1", memory)
+        run(session.add_items([_user("my sister Ana is visiting next week")]))
+        assert run(session.get_items()) == [_user("my sister Ana is visiting next week")]
+        receipt = session.last_receipt
+        assert receipt is not None and len(receipt.pending) == 1
+    finally:
+        memory.close()
+
+
+def test_an_async_memory_is_accepted(mem: Memvara) -> None:
+    session = MemvaraSession("s1", AsyncMemvara(mem).scope(user="carol"))
+    run(session.add_items([_user("I live in Oslo")]))
+    assert [c.object for c in mem.get_all(user="carol")] == ["Oslo"]
+
+
+@function_tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+def test_a_runner_replays_the_session_to_the_model(mem: Memvara) -> None:
+    model = ScriptedModel(_call("weather", '{"city": "Berlin"}'), _say("It is sunny."),
+                          _say("You live in Berlin."))
+    agent = Agent(name="helper", instructions="Be brief.", model=model, tools=[weather],
+                  model_settings=ModelSettings())
+    session = MemvaraSession("chat", mem.scope(user="alice"))
+    config = RunConfig(tracing_disabled=True)
+    first = run(Runner.run(agent, "I live in Berlin. Weather?", session=session,
+                           run_config=config))
+    assert first.final_output == "It is sunny."
+    second = run(Runner.run(agent, "Where do I live?", session=session, run_config=config))
+    assert second.final_output == "You live in Berlin."
+    # The third model call saw the whole first run, tool call and output included.
+    replayed = model.inputs[2]
+    kinds = [item.get("type", "message") for item in replayed]
+    assert kinds == ["message", "function_call", "function_call_output", "message", "message"]
+    assert replayed[2]["output"] == "sunny in Berlin"
+    assert replayed[-1] == _user("Where do I live?")
+    assert run(session.get_items()) == replayed + _as_items(_say("You live in Berlin."))
+    assert [c.object for c in mem.get_all(user="alice", predicate="lives_in")] == ["Berlin"]
+
+
+@pytest.mark.parametrize(("items", "argument"), [
+    ("hello", "items"),
+    ([_user("ok"), "hello"], "items[1]"),
+    ([{"role": "user", "content": object()}], "items[0]"),
+])
+def test_bad_items_name_the_item_and_write_nothing(
+    mem: Memvara, items: Any, argument: str
+) -> None:
+    session = MemvaraSession("s1", mem)
+    with pytest.raises(InvalidArgumentError) as caught:
+        run(session.add_items(items))
+    assert caught.value.argument == argument
+    assert run(session.get_items()) == [] and mem.episodes() == []
+
+
+@pytest.mark.parametrize("limit", [-1, "2", True])
+def test_a_bad_limit_is_named(mem: Memvara, limit: Any) -> None:
+    with pytest.raises(InvalidArgumentError, match="^limit: "):
+        run(MemvaraSession("s1", mem).get_items(limit=limit))
+
+
+@pytest.mark.parametrize(("args", "kwargs", "argument"), [
+    (("", None), {}, "session_id"),
+    ((5, None), {}, "session_id"),
+    (("a\ud800", None), {}, "session_id"),
+    (("s1", "memory"), {}, "memory"),
+    (("s1", None), {"learn": "yes"}, "learn"),
+])
+def test_bad_construction_names_the_argument(
+    mem: Memvara, args: tuple[Any, Any], kwargs: dict[str, Any], argument: str
+) -> None:
+    session_id, memory = args
+    with pytest.raises(InvalidArgumentError) as caught:
+        MemvaraSession(session_id, mem if memory is None else memory, **kwargs)
+    assert caught.value.argument == argument
