@@ -1,0 +1,250 @@
+"""The LangChain adapters against the real langchain-core: a retriever that keeps both
+clocks, and a chat history that writes through ``add()``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from datetime import datetime
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="the langchain extra (langchain-core) is not installed")
+
+from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
+from langchain_core.documents import Document  # noqa: E402
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.retrievers import BaseRetriever  # noqa: E402
+
+from memvara import InvalidArgumentError, InvalidTimeError, Memvara  # noqa: E402
+from memvara.integrations.langchain import (  # noqa: E402
+    MemvaraChatMessageHistory,
+    MemvaraRetriever,
+)
+
+from .conftest import JAN, JUN, MAR  # noqa: E402
+
+
+@pytest.fixture
+def moved(mem: Memvara) -> Memvara:
+    """Ana lived in Berlin from January and in Lisbon from June (recorded then)."""
+    mem.remember("Ana", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
+    mem.remember("Ana", "lives_in", "Lisbon", valid_from=JUN, recorded_at=JUN)
+    return mem
+
+
+def objects(docs: list[Document]) -> list[str]:
+    return [d.metadata["object"] for d in docs]
+
+
+def test_the_retriever_is_a_langchain_retriever_returning_documents_with_json_safe_metadata(
+    moved: Memvara,
+) -> None:
+    retriever = MemvaraRetriever(memory=moved)
+    assert isinstance(retriever, BaseRetriever)
+    docs = retriever.invoke("where does Ana live")
+    assert [type(d) for d in docs] == [Document]
+    (doc,) = docs
+    claim = moved.get_all()[0]
+    assert doc.page_content == claim.text == "Ana lives in Lisbon"
+    assert doc.id == claim.id
+    meta = doc.metadata
+    assert json.loads(json.dumps(meta)) == meta  # JSON's types only
+    assert meta["kind"] == "claim" and meta["id"] == claim.id and meta["state"] == "live"
+    assert datetime.fromisoformat(meta["valid_from"]) == JUN
+    assert datetime.fromisoformat(meta["recorded_at"]) == JUN
+    assert meta["valid_to"] is None and meta["invalidated_at"] is None
+    found = moved.search("where does Ana live")[0]
+    assert meta["score"] == pytest.approx(found.score)
+    assert meta["explain"] == found.explain.summary()
+    assert (meta["subject"], meta["predicate"], meta["object"]) == ("Ana", "lives_in", "Lisbon")
+
+
+def test_time_keywords_at_construction_and_per_call(moved: Memvara) -> None:
+    assert objects(MemvaraRetriever(memory=moved, as_of=MAR).invoke("Ana")) == ["Berlin"]
+    now = MemvaraRetriever(memory=moved)
+    assert objects(now.invoke("Ana")) == ["Lisbon"]
+    assert objects(now.invoke("Ana", as_of=MAR)) == ["Berlin"]
+    assert objects(now.invoke("Ana", valid_at=MAR)) == ["Berlin"]
+    # Known in March, valid now: in March nobody knew of the move yet.
+    assert objects(now.invoke("Ana", known_at=MAR)) == ["Berlin"]
+    # A call naming a time keyword replaces all three: as_of with valid_at set is fine.
+    pinned = MemvaraRetriever(memory=moved, valid_at=MAR)
+    assert objects(pinned.invoke("Ana")) == ["Berlin"]
+    assert objects(pinned.invoke("Ana", as_of=JUN)) == ["Lisbon"]
+    assert objects(pinned.invoke("Ana", verbose=True)) == ["Berlin"]  # LangChain's own option
+
+
+def test_states_k_and_episodes_pass_through(moved: Memvara) -> None:
+    ended = MemvaraRetriever(memory=moved, states=["ended"]).invoke("Ana")
+    assert objects(ended) == ["Berlin"]
+    assert ended[0].metadata["state"] == "ended"
+    assert datetime.fromisoformat(ended[0].metadata["valid_to"]) == JUN
+    assert len(MemvaraRetriever(memory=moved, k=1, states=["live", "ended"]).invoke("Ana")) == 1
+    moved.add("Ana asked about the weather in Lisbon", ts=JUN)
+    turns = MemvaraRetriever(memory=moved, include_episodes=True, k=10).invoke("weather")
+    (turn,) = [d for d in turns if d.metadata["kind"] == "episode"]
+    assert turn.page_content == "Ana asked about the weather in Lisbon"
+    assert turn.metadata["role"] == "user"
+    assert datetime.fromisoformat(turn.metadata["ts"]) == JUN
+    assert json.loads(json.dumps(turn.metadata)) == turn.metadata
+
+
+def test_the_retriever_searches_at_its_handles_scope(mem: Memvara) -> None:
+    mem.remember("Ana", "lives_in", "Oslo", user="ana")
+    mem.remember("Bo", "lives_in", "Rome", user="bo")
+    docs = MemvaraRetriever(memory=mem.scope(user="ana")).invoke("lives in")
+    assert objects(docs) == ["Oslo"]
+
+
+def test_ainvoke_answers_like_invoke(moved: Memvara) -> None:
+    retriever = MemvaraRetriever(memory=moved)
+    docs = asyncio.run(retriever.ainvoke("Ana", as_of=MAR))
+    assert objects(docs) == ["Berlin"]
+
+
+@pytest.mark.parametrize(("kwargs", "argument", "error"), [
+    ({"valid_at": "2026-01-01"}, "valid_at", InvalidTimeError),
+    ({"known_at": 1767225600}, "known_at", InvalidTimeError),
+    ({"as_of": "yesterday"}, "as_of", InvalidTimeError),
+    ({"as_of": MAR, "valid_at": MAR}, "as_of", InvalidArgumentError),
+    ({"k": 0}, "k", InvalidArgumentError),
+    ({"k": True}, "k", InvalidArgumentError),
+    ({"states": "live"}, "states", InvalidArgumentError),
+    ({"states": []}, "states", InvalidArgumentError),
+    ({"states": ["gone"]}, "states", InvalidArgumentError),
+    ({"include_episodes": "yes"}, "include_episodes", InvalidArgumentError),
+])
+def test_bad_construction_arguments_are_named(
+    moved: Memvara, kwargs: dict[str, object], argument: str, error: type[Exception]
+) -> None:
+    with pytest.raises(error) as caught:
+        MemvaraRetriever(memory=moved, **kwargs)  # type: ignore[arg-type]
+    assert isinstance(caught.value, InvalidArgumentError)
+    assert caught.value.argument == argument
+
+
+def test_a_memory_that_is_not_one_is_named() -> None:
+    with pytest.raises(InvalidArgumentError, match="memory"):
+        MemvaraRetriever(memory="memory.db")  # type: ignore[arg-type]
+
+
+def test_bad_per_call_keywords_and_metadata_filters_are_named(moved: Memvara) -> None:
+    retriever = MemvaraRetriever(memory=moved)
+    with pytest.raises(InvalidTimeError) as caught:
+        retriever.invoke("Ana", known_at="2026-03-01")
+    assert caught.value.argument == "known_at"
+    with pytest.raises(InvalidArgumentError) as refused:
+        retriever.invoke("Ana", filter={"predicate": "lives_in"})
+    assert refused.value.argument == "filter"
+    assert "metadata filters are not supported" in str(refused.value)
+
+
+# -- the chat history ------------------------------------------------------------------
+
+
+def test_the_history_is_a_langchain_history_that_learns_facts_and_reads_turns_back(
+    mem: Memvara,
+) -> None:
+    history = MemvaraChatMessageHistory(memory=mem, session_id="chat-1")
+    assert isinstance(history, BaseChatMessageHistory)
+    assert history.messages == []
+    history.add_messages([HumanMessage("I live in Berlin"), AIMessage("Noted, Berlin.")])
+    history.add_user_message("I work at Acme")
+    history.add_ai_message(AIMessage("Got it."))
+    messages = history.messages
+    assert [type(m) for m in messages] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
+    assert [m.content for m in messages] == [
+        "I live in Berlin", "Noted, Berlin.", "I work at Acme", "Got it."]
+    turns = mem.scope(session="chat-1").episodes()
+    assert [m.id for m in messages] == [t.id for t in turns]
+    facts = {(c.predicate, c.object) for c in mem.scope(session="chat-1").get_all()}
+    assert facts == {("lives_in", "Berlin"), ("works_at", "Acme")}
+    assert all(c.scope.session == "chat-1" for c in mem.scope(session="chat-1").get_all())
+    assert history.last_receipt is not None
+    assert [c.object for c in history.last_receipt.added] == []  # "Got it." states nothing
+
+
+def test_the_history_is_its_session_only_and_clear_erases_that_session(mem: Memvara) -> None:
+    mem.add("I live in Oslo")  # the broader memory: not this session's turn
+    other = MemvaraChatMessageHistory(memory=mem, session_id="chat-2")
+    other.add_messages([HumanMessage("I like jazz")])
+    history = MemvaraChatMessageHistory(memory=mem, session_id="chat-1")
+    history.add_messages([HumanMessage("I live in Berlin")])
+    assert [m.content for m in history.messages] == ["I live in Berlin"]
+    history.clear()
+    assert history.messages == []
+    session = mem.scope(session="chat-1")
+    assert [c for c in session.get_all(include_invalidated=True) if c.scope.session] == []
+    assert [e for e in session.episodes() if e.scope.session] == []
+    assert [m.content for m in other.messages] == ["I like jazz"]
+    assert [c.object for c in mem.get_all()] == ["Oslo"]  # the broader memory is untouched
+    assert [e.content for e in mem.episodes()] == ["I live in Oslo"]
+
+
+def test_each_role_comes_back_as_its_message_type(mem: Memvara) -> None:
+    history = MemvaraChatMessageHistory(memory=mem.scope(user="ana"), session_id="s")
+    history.add_messages([
+        SystemMessage("Be brief."),
+        HumanMessage("hello there", name="ana"),
+        ToolMessage("42", tool_call_id="call-1"),
+        ChatMessage(role="assistant", content="The answer is 42."),
+        HumanMessage(content=[{"type": "text", "text": "I live in Rome"},
+                              {"type": "image_url", "image_url": {"url": "x.png"}}, "and Paris"]),
+    ])
+    messages = history.messages
+    assert [type(m) for m in messages] == [
+        SystemMessage, HumanMessage, ToolMessage, AIMessage, HumanMessage]
+    assert messages[2].content == "42"
+    assert isinstance(messages[2], ToolMessage) and messages[2].tool_call_id == ""  # not kept
+    assert messages[4].content == "I live in Rome\nand Paris"  # text parts only
+    assert all(e.scope.user == "ana" and e.scope.session == "s"
+               for e in mem.scope(user="ana", session="s").episodes())
+
+
+def test_a_repeated_turn_is_dropped_by_the_write_path_and_the_receipt_says_so(mem: Memvara) -> None:
+    history = MemvaraChatMessageHistory(memory=mem, session_id="s")
+    history.add_messages([HumanMessage("I live in Berlin")])
+    history.add_messages([HumanMessage("I live in Berlin")])
+    assert [m.content for m in history.messages] == ["I live in Berlin"]
+    assert history.last_receipt is not None and len(history.last_receipt.skipped) == 1
+
+
+@pytest.mark.parametrize(("messages", "argument"), [
+    ([ChatMessage(role="critic", content="meh")], "messages[0].role"),
+    ([HumanMessage("ok"), "plain text"], "messages[1]"),
+    (HumanMessage("one message, not a list"), "messages"),
+    ({"role": "user", "content": "a dict"}, "messages"),
+])
+def test_bad_messages_are_named_and_nothing_is_written(
+    mem: Memvara, messages: object, argument: str
+) -> None:
+    history = MemvaraChatMessageHistory(memory=mem, session_id="s")
+    with pytest.raises(InvalidArgumentError) as caught:
+        history.add_messages(messages)  # type: ignore[arg-type]
+    assert caught.value.argument == argument
+    assert history.messages == [] and mem.episodes(session="s") == []
+
+
+@pytest.mark.parametrize("session_id", ["", "   ", 7, None])
+def test_a_bad_session_id_is_named(mem: Memvara, session_id: object) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        MemvaraChatMessageHistory(memory=mem, session_id=session_id)  # type: ignore[arg-type]
+    assert caught.value.argument == "session_id"
+
+
+def test_without_langchain_core_the_import_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "memvara.integrations.langchain")
+    monkeypatch.setitem(sys.modules, "langchain_core.retrievers", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'memvara\[langchain\]'"):
+        importlib.import_module("memvara.integrations.langchain")
