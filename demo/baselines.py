@@ -41,7 +41,8 @@ from memvara import (
 )
 from scenario import CUSTOMER, FACT_EVENTS, Question, Turn
 
-__all__ = ["ARMS", "K", "Context", "build_contexts", "render_turn"]
+__all__ = ["ARMS", "K", "AddTally", "Context", "build_contexts", "render_turn",
+           "structured_registry"]
 
 ARMS = ("none", "full_transcript", "naive_rag", "memvara", "memvara_structured")
 K = 8  # recall()'s default k, used by every retrieving arm
@@ -141,7 +142,20 @@ def _replay(
     return out
 
 
-def _memvara(turns: Sequence[Turn], questions: Sequence[Question]) -> dict[str, Context]:
+@dataclass
+class AddTally:
+    """What the ``memvara`` arm's ``add()`` calls did, summed over the receipts: the
+    finding that matters most in this demo is how little the rules read."""
+
+    turns: int = 0
+    claims: int = 0
+    unextracted: int = 0
+    skipped: int = 0
+
+
+def _memvara(
+    turns: Sequence[Turn], questions: Sequence[Question], tally: AddTally
+) -> dict[str, Context]:
     clock = _Clock(turns[0].ts)
     # No llm=: the defaults an evaluator gets, rules only. The warning that says so is
     # expected here, and silenced so the harness's output stays clean.
@@ -150,7 +164,11 @@ def _memvara(turns: Sequence[Turn], questions: Sequence[Question]) -> dict[str, 
         mem = Memvara(user=CUSTOMER, clock=clock)
     with mem:
         def write(group: list[Turn]) -> None:
-            mem.add([Episode(t.text, role=t.role, ts=t.ts) for t in group])
+            receipt = mem.add([Episode(t.text, role=t.role, ts=t.ts) for t in group])
+            tally.turns += len(group)
+            tally.claims += len(receipt.added)
+            tally.unextracted += receipt.unextracted
+            tally.skipped += len(receipt.skipped)
 
         def read(q: Question) -> str:
             return mem.recall(q.text, k=K, include_episodes=True, include_history=True)
@@ -187,14 +205,15 @@ def _memvara_structured(
 
 
 def build_contexts(
-    turns: Sequence[Turn], questions: Sequence[Question]
+    turns: Sequence[Turn], questions: Sequence[Question], tally: AddTally | None = None,
 ) -> dict[str, dict[str, Context]]:
-    """Every arm's context for every question: ``{arm: {question_id: Context}}``."""
+    """Every arm's context for every question: ``{arm: {question_id: Context}}``;
+    ``tally``, when given, receives what the ``memvara`` arm's ``add()`` calls did."""
     transcript = _transcript(turns, questions)
     return {
         "none": {q.id: Context("", 0, transcript[q.id].turns_seen) for q in questions},
         "full_transcript": transcript,
         "naive_rag": _naive_rag(turns, questions),
-        "memvara": _memvara(turns, questions),
+        "memvara": _memvara(turns, questions, AddTally() if tally is None else tally),
         "memvara_structured": _memvara_structured(turns, questions),
     }

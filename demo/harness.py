@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scenario, baselines
 
-from baselines import ARMS, build_contexts  # noqa: E402
+from baselines import ARMS, AddTally, build_contexts  # noqa: E402
 from scenario import QUESTIONS, SCENARIO_VERSION, turns  # noqa: E402
 
 __all__ = [
@@ -87,10 +87,10 @@ class ReaderError(HarnessError):
 
 # -- building and reading dumps ---------------------------------------------------------
 
-def dump_rows(scale: int) -> list[dict[str, Any]]:
+def dump_rows(scale: int, tally: AddTally | None = None) -> list[dict[str, Any]]:
     """One row per arm and question, arm by arm, in question order."""
     said = turns(scale)
-    contexts = build_contexts(said, QUESTIONS)
+    contexts = build_contexts(said, QUESTIONS, tally)
     rows = []
     for arm in ARMS:
         for q in QUESTIONS:
@@ -498,30 +498,36 @@ def render_answer_scores(s: dict[str, Any]) -> str:
 def plot(dumps: Sequence[list[dict[str, Any]]], out: Path) -> None:
     """Mean context size (~tokens) of each arm against corpus length, one point per dump."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     points = sorted((context_scores(rows) for rows in dumps), key=lambda s: s["corpus_turns"])
-    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
+    fig, ax = plt.subplots(figsize=(8.5, 4.8), dpi=120)
     markers = {"none": "x", "full_transcript": "o", "naive_rag": "s", "memvara": "^",
                "memvara_structured": "D"}
+    xs = [p["corpus_turns"] for p in points]
     for arm in ARMS:
-        xs = [p["corpus_turns"] for p in points]
         ys = [p["arms"][arm]["mean_tokens"] for p in points]
         ax.plot(xs, ys, marker=markers[arm], label=arm)
-        ax.annotate(f"{ys[-1]:,.0f}", (xs[-1], ys[-1]), textcoords="offset points",
-                    xytext=(6, -3), fontsize=8)
+        for x, y in zip(xs, ys):
+            below = arm == "naive_rag"  # it runs just under memvara's line
+            ax.annotate(f"{y:,.0f}", (x, y), textcoords="offset points",
+                        xytext=(5, -11 if below else 4), fontsize=7)
     ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=100)
-    ax.set_xticks([p["corpus_turns"] for p in points])
-    ax.set_xticklabels([f"{p['corpus_turns']}\n(x{p['scale']})" for p in points])
-    ax.set_xlabel("corpus length (turns; --scale)")
-    ax.set_ylabel("mean context per question (~tokens, chars/4)")
-    ax.set_title(f"Context size against corpus length ({SCENARIO_VERSION}, k=8)",
-                 fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set_yscale("symlog", linthresh=10)  # symlog: the 'none' arm's zero stays on the chart
+    ax.set_ylim(bottom=0, top=max(p["arms"]["full_transcript"]["mean_tokens"]
+                                  for p in points) * 3)
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{p['corpus_turns']} turns\n(--scale {p['scale']})" for p in points])
+    ax.set_xlabel("corpus length (log scale)")
+    ax.set_ylabel("mean context per question\n(~tokens = chars / 4, log scale)")
+    ax.set_title(f"Context size against corpus length: {len(QUESTIONS)} questions, "
+                 f"k = 8, scenario {SCENARIO_VERSION}", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(out, metadata={"Software": None})
     plt.close(fig)
@@ -594,10 +600,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "dump":
-            rows = dump_rows(args.scale)
+            tally = AddTally()
+            rows = dump_rows(args.scale, tally)
             _write_jsonl(args.out, rows)
             print(f"wrote {len(rows)} rows to {args.out} (scale {args.scale}, "
                   f"{rows[0]['corpus_turns']} turns)")
+            print(f"memvara arm: add() with no model read {tally.turns} turns into "
+                  f"{tally.claims} claim(s); {tally.unextracted} turn(s) unextracted, "
+                  f"{tally.skipped} skipped")
         elif args.command == "score-context":
             scores = context_scores(load_dump(args.dump))
             print(json.dumps(scores, indent=2) if args.json else render_context_scores(scores))

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "demo"))
 
 import harness  # noqa: E402 - demo/ is put on the path just above
-from baselines import ARMS  # noqa: E402
+from baselines import ARMS, AddTally  # noqa: E402
 from scenario import QUESTIONS, SCENARIO_VERSION  # noqa: E402
 
 HARNESS = ROOT / "demo" / "harness.py"
@@ -92,6 +92,16 @@ def test_dump_gives_the_same_bytes_in_fresh_processes_with_the_core_install(
     subprocess.run([sys.executable, str(HARNESS), "dump", "--out", str(script)],
                    cwd=tmp_path, check=True, capture_output=True, timeout=120)
     assert outs[0] == outs[1] == script.read_bytes() == dump.read_bytes()
+
+
+def test_dump_says_how_many_claims_the_rule_tier_read(tmp_path: Path, run: Run) -> None:
+    status, out, _ = run("dump", "--out", str(tmp_path / "d.jsonl"))
+    assert status == 0
+    tally = AddTally()
+    rows = harness.dump_rows(1, tally)
+    assert tally.turns == rows[0]["corpus_turns"] and 0 <= tally.unextracted <= tally.turns
+    assert (f"add() with no model read {tally.turns} turns into {tally.claims} claim(s); "
+            f"{tally.unextracted} turn(s) unextracted") in out
 
 
 def test_each_retrieving_arm_uses_at_most_k_items(dump: Path) -> None:
