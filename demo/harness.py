@@ -317,10 +317,12 @@ def prompt_text(question: str, context: str) -> str:
 def blinded(rows: Sequence[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """``(item_id, row)`` in the order a reader sees them: shuffled by a seed fixed by
     the scenario version and scale, numbered after the shuffle, so neither the order nor
-    the id says which arm built the context."""
+    the id says which arm built the context. The id names the scale (``s3-017``), so
+    answers written for one corpus length cannot be joined to another's contexts."""
+    scale = rows[0]["scale"]
     order = list(rows)
-    random.Random(f"{SCENARIO_VERSION}/scale-{rows[0]['scale']}").shuffle(order)
-    return [(f"item-{i:03d}", row) for i, row in enumerate(order, start=1)]
+    random.Random(f"{SCENARIO_VERSION}/scale-{scale}").shuffle(order)
+    return [(f"s{scale}-{i:03d}", row) for i, row in enumerate(order, start=1)]
 
 
 def prompt_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -314,8 +314,10 @@ def test_an_answers_file_with_a_gap_a_cut_or_another_version_is_refused(
     other[9] = other[9].replace(SCENARIO_VERSION, "older-2026.0")
     assert "line 10" in refused("".join(other))
     assert "unknown item" in refused("".join(lines) + json.dumps(
-        {"scenario_version": SCENARIO_VERSION, "item": "item-999", "answer": "x"}) + "\n")
+        {"scenario_version": SCENARIO_VERSION, "item": "s1-999", "answer": "x"}) + "\n")
     assert "again" in refused("".join(lines) + lines[0])
+    other_scale = "".join(lines).replace('"s1-', '"s3-')
+    assert "line 1: unknown item 's3-" in refused(other_scale)
     assert not Path(out).exists()
 
 
