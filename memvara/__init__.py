@@ -33,7 +33,9 @@ from ._errors import (
 from ._facade.memvara import Memvara, ScopedMemvara
 from ._facade.transfer import export_jsonl, import_jsonl
 from ._domain.model import MEMORY_TYPES, STATES, Claim, Episode, Scope, State
-from ._domain.results import Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt
+from ._domain.results import (
+    ConflictCheck, Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt,
+)
 from .embed import Embedder, HashingEmbedder
 from .llm import LLM, DegradedExtractionWarning, ExtractionPendingError, LLMError, NullLLM
 from .redact import BasicRedactor, Redactor
@@ -64,6 +66,7 @@ __all__ = [
     "Claim",
     "ClaimNotFoundError",
     "ClosedError",
+    "ConflictCheck",
     "DegradedExtractionWarning",
     "DimensionMismatchError",
     "Embedder",

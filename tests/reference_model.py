@@ -30,6 +30,17 @@ visibility rule:
   them; ``close="ended"`` ends an earlier-starting one where the new one starts, retires
   a same-start one, and bounds the new claim's end at a later-starting one. Every
   closure is dated at the write's ``recorded_at``, never before the closed claim's own.
+* Corrections: an overlapping believed claim with the same object and polarity in a
+  ``ONE`` slot (polarity 1) that starts *later* than the new claim is corrected, not
+  reinforced: it is retired in favour of the new row, which spans the union of the two
+  intervals and carries one more observation than it; conflicts inside that union that
+  start before the new claim are ended where it starts, the rest retired.
+* ``revert(G)`` retires ``G`` (unless retired) and brings back, as copies recorded at the
+  revert, each claim ``G`` retired or whose current end ``G`` set (unless a later write
+  has closed it since), with the end it had before ``G``; each copy settles like a
+  write with neither ``G`` nor the originals in its slot, and an original that ``G``
+  only ended is retired in favour of what now holds its value. A copy cannot be
+  reverted; a claim that closed nothing still closed by it neither.
 * ``forget`` retires every believed value of a slot at the exact scope; ``delete``
   retires one claim; neither is dated before the claim was recorded. ``erase`` and
   ``purge`` remove rows outright.
@@ -40,9 +51,9 @@ anything*, so the caller can decline to drive the library into that case.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 ScopeKey = tuple[str | None, str | None, str | None, str | None]
 """``(tenant, user, agent, session)``; ``None`` is an unset level."""
@@ -93,6 +104,8 @@ class MClaim:
     invalidated_at: datetime | None = None
     invalidated_by: str | None = None
     observations: int = 1
+    closers: list[str | None] = field(default_factory=list)  # who set each of ``ends``
+    restored: bool = False  # written by a revert
 
     @property
     def end(self) -> datetime | None:
@@ -185,6 +198,9 @@ class Pending:
     reinforce: MClaim | None
     end_at: tuple[MClaim, ...]
     retire: tuple[MClaim, ...]
+    correct: MClaim | None = None
+    observations: int = 1
+    restored: bool = False
 
 
 @dataclass(frozen=True)
@@ -263,24 +279,40 @@ class Model:
         same = [c for c in overlapping if c.object_key == object_key and c.polarity == polarity]
         if len(same) > 1:
             raise Ambiguous("the new claim overlaps two intervals of the same value")
+        correct = None
         if same:
-            return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
-                           valid_to, recorded_at, same[0], (), ())
+            old = same[0]
+            if not (predicate in self.one_valued and polarity == 1
+                    and valid_from < old.valid_from):
+                return Pending(scope, subject_key, predicate, obj, object_key, polarity,
+                               valid_from, valid_to, recorded_at, same[0], (), ())
+            correct = old
+            valid_to = None if valid_to is None or old.end is None else max(valid_to, old.end)
+            overlapping = [c for c in slot if c is not old and _lt(c.valid_from, valid_to)
+                           and _lt(valid_from, c.end)]
         conflicts = [
             c for c in overlapping
             if (c.object_key == object_key and c.polarity != polarity)
             or (predicate in self.one_valued and c.polarity == 1 and polarity == 1
                 and c.object_key != object_key)
         ]
+        observations = 1 if correct is None else correct.observations + 1
+        corrected = () if correct is None else (correct,)
         if close == "retired":
             return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
-                           valid_to, recorded_at, None, (), tuple(conflicts))
+                           valid_to, recorded_at, None, (), tuple(conflicts) + corrected,
+                           correct, observations)
         ends = tuple(c for c in conflicts if c.valid_from < valid_from)
-        retires = tuple(c for c in conflicts if c.valid_from == valid_from)
-        for later in (c for c in conflicts if c.valid_from > valid_from):
-            valid_to = later.valid_from if valid_to is None else min(valid_to, later.valid_from)
+        if correct is not None:  # inside a correction, a later start was never true
+            retires = tuple(c for c in conflicts if c.valid_from >= valid_from)
+        else:
+            retires = tuple(c for c in conflicts if c.valid_from == valid_from)
+            for later in (c for c in conflicts if c.valid_from > valid_from):
+                valid_to = (later.valid_from if valid_to is None
+                            else min(valid_to, later.valid_from))
         return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
-                       valid_to, recorded_at, None, ends, retires)
+                       valid_to, recorded_at, None, ends, retires + corrected, correct,
+                       observations)
 
     def apply(self, plan: Pending, new_id: str | None) -> Outcome:
         """Apply a plan; ``new_id`` is the id the library gave the added row."""
@@ -291,13 +323,17 @@ class Model:
         at = plan.recorded_at
         for old in plan.end_at:
             old.ends.append((plan.valid_from, max(at, old.recorded_at)))
+            old.closers.append(new_id)
         for old in plan.retire:
             self._retire(old, at, new_id)
         self._seq += 1
+        bounded = plan.valid_to is not None
         self.claims[new_id] = MClaim(
             self._seq, new_id, plan.scope, plan.subject_key, plan.predicate, plan.object,
             plan.object_key, plan.polarity, plan.valid_from, plan.recorded_at,
             [] if plan.valid_to is None else [(plan.valid_to, plan.recorded_at)],
+            observations=plan.observations, closers=[None] if bounded else [],
+            restored=plan.restored,
         )
         return Outcome(True, (), tuple(c.id for c in plan.end_at), tuple(c.id for c in plan.retire))
 
@@ -333,12 +369,79 @@ class Model:
         retired: tuple[str, ...] = ()
         if at > old.valid_from:
             old.ends.append((at, max(now, old.recorded_at)))
+            old.closers.append(new_id)
             ended = (old.id,)
         else:
             self._retire(old, now, new_id)
             retired = (old.id,)
         done = self.apply(plan.new, new_id)
         return Outcome(True, (), ended + done.ended, retired + done.retired)
+
+    def revert(self, reader: ScopeKey, claim_id: str, now: datetime,
+               new_ids: Iterator[str]) -> tuple[list[str], list[str], list[str], list[str]]:
+        """Revert ``claim_id`` (see the module); ``new_ids`` gives each added copy the id
+        the library gave it. Returns the ids added, reinforced, ended and retired.
+        Raises ``Refused`` or ``Ambiguous`` before changing anything only when run on a
+        copy of the model first (``copy.deepcopy``): it applies as it goes."""
+        mistake = self.claims.get(claim_id)
+        if mistake is None or not scope_sees(reader, mistake.scope):
+            raise Refused("ClaimNotFoundError")
+        if mistake.restored:
+            raise Refused("InvalidArgumentError")
+        closed = sorted((
+            c for c in self.visible(reader) if c.recorded_at <= now and (
+                (c.invalidated_by == claim_id and c.invalidated_at is not None
+                 and c.invalidated_at <= now)
+                or (c.invalidated_at is None and c.closers and c.closers[-1] == claim_id))
+        ), key=lambda c: (c.recorded_at, c.seq))
+        if not closed:
+            raise Refused("InvalidArgumentError")
+        at = max([now, mistake.recorded_at, *(c.recorded_at for c in closed)])
+        added: list[str] = []
+        reinforced: list[str] = []
+        ended: list[str] = []
+        retired: list[str] = []
+        if mistake.invalidated_at is None:
+            self._retire(mistake, at, None)
+            retired.append(mistake.id)
+        originals = [c for c in closed if c.invalidated_at is None]
+        for original in closed:
+            end = self._end_before_closure(original)
+            hidden = [(c, c.invalidated_at) for c in originals]
+            for c in originals:  # out of the slot while the copy settles
+                c.invalidated_at = at
+            try:
+                plan = self.plan_remember(
+                    original.scope, original.subject_key, original.predicate, original.object,
+                    original.object_key, original.polarity, original.valid_from, end, at,
+                    "ended")
+            finally:
+                for c, gone in hidden:
+                    c.invalidated_at = gone
+            plan = replace(plan, restored=True, observations=(
+                original.observations if plan.correct is None else plan.observations))
+            new_id = None if plan.reinforce is not None else next(new_ids)
+            done = self.apply(plan, new_id)
+            holder = new_id if new_id is not None else done.reinforced[0]
+            added.extend([] if new_id is None else [new_id])
+            reinforced.extend(done.reinforced)
+            ended.extend(done.ended)
+            retired.extend(done.retired)
+            if original.invalidated_at is None:
+                self._retire(original, at, holder)
+                retired.append(original.id)
+        return added, reinforced, ended, retired
+
+    @staticmethod
+    def _end_before_closure(claim: MClaim) -> datetime | None:
+        """The end ``claim`` had just before its latest closure (a retired claim's
+        interval was never touched)."""
+        if claim.invalidated_at is not None or not claim.ends:
+            return claim.end
+        before = claim.ends[-1][1] - timedelta(microseconds=1)
+        if before < claim.recorded_at:
+            return None
+        return claim.end_at(before)
 
     def forget(self, scope: ScopeKey, subject_key: str, predicate: str, at: datetime) -> list[str]:
         slot = self._slot(scope, subject_key, predicate)

@@ -1,7 +1,8 @@
 """Random histories of writes, each read back at random instants against a reference model.
 
 A Hypothesis state machine drives ``remember`` (both ``close=`` modes, single- and
-many-valued predicates, both polarities, explicit and default instants), ``supersede``,
+many-valued predicates, both polarities, explicit and default instants, earlier starts
+that correct; each previewed by ``check_conflict`` first), ``supersede``, ``revert``,
 ``forget``, ``delete``, ``erase`` and ``purge`` across seven scopes: the root, two users,
 an agent, two sibling sessions and the same user name in another tenant. The injected
 clock only moves forward. After every step it compares what memvara returns with
@@ -31,6 +32,7 @@ run every time. ``MEMVARA_SLOW=1`` runs 1,000 random examples of up to 60 steps.
 
 from __future__ import annotations
 
+import copy
 import os
 from datetime import datetime, timedelta, timezone
 
@@ -244,6 +246,14 @@ class MemvaraMachine(RuleBasedStateMachine):
         except Ambiguous as why:
             event(f"remember skipped: {why}")
             return
+        preview = handle.check_conflict(subject, predicate, obj, polarity=polarity,
+                                        recorded_at=recorded_at, valid_to=valid_to,
+                                        valid_from=None if valid_from is None else start,
+                                        close=close)
+        assert preview.action == ("reinforce" if plan.reinforce is not None else
+                                  "correct" if plan.correct is not None else "add")
+        assert sorted(c.id for c in preview.ends) == sorted(c.id for c in plan.end_at)
+        assert sorted(preview.closes) == sorted(c.id for c in (*plan.end_at, *plan.retire))
         receipt = call()
         outcome = self.model.apply(plan, receipt.added[0].id if receipt.added else None)
         self.ids.extend(c.id for c in receipt.added)
@@ -251,7 +261,9 @@ class MemvaraMachine(RuleBasedStateMachine):
         for kind in ("reinforced", "ended", "retired"):
             if getattr(outcome, kind):
                 event(f"remember close={close}: {kind}")
-        if plan.valid_to != valid_to:
+        if plan.correct is not None:
+            event("remember: an earlier start corrects")
+        elif plan.valid_to != valid_to:
             event("remember: bounded by a later value")
 
     @rule(name=scope_names, subject=subjects, predicate=predicates,
@@ -325,6 +337,44 @@ class MemvaraMachine(RuleBasedStateMachine):
             self.ids.extend(c.id for c in receipt.added)
             self.check_receipt(receipt, outcome)
             event("supersede: " + ("retired" if plan.old.id in outcome.retired else "ended"))
+        self.check(probe, slot)
+
+    @rule(name=scope_names, data=st.data(), own_scope=st.booleans(), forward=advances,
+          probe=probes(), slot=history_probes())
+    def revert(self, name: str, data: st.DataObject, own_scope: bool, forward: int,
+               probe: Probe, slot: SlotProbe) -> None:
+        """Undo a write: retire it and bring back what it closed. The id may be erased,
+        another scope's, a copy a revert wrote, or one that closed nothing."""
+        if not self.ids:
+            return
+        self.tick(forward)
+        claim_id, name = self.pick(data, name, own_scope)
+        trial = copy.deepcopy(self.model)
+        try:
+            trial.revert(SCOPES[name], claim_id, self.now, iter(f"new{i}" for i in range(99)))
+        except Ambiguous as why:
+            event(f"revert skipped: {why}")
+            return
+        except Refused as refused:
+            event(f"revert refused: {refused.args[0]}")
+            before = self.everything()
+            with pytest.raises(MemvaraError) as caught:
+                self.at(name).revert(claim_id)
+            assert type(caught.value).__name__ == refused.args[0]
+            assert self.everything() == before
+            self.check(probe, slot)
+            return
+        receipt = self.at(name).revert(claim_id)
+        added, reinforced, ended, retired = self.model.revert(
+            SCOPES[name], claim_id, self.now, iter(c.id for c in receipt.added))
+        assert [c.id for c in receipt.added] == added
+        assert sorted(c.id for c in receipt.reinforced) == sorted(reinforced)
+        assert sorted(c.id for c in receipt.ended) == sorted(ended)
+        assert sorted(c.id for c in receipt.retired) == sorted(retired)
+        for claim in receipt.added + receipt.reinforced + receipt.closed:
+            assert view(claim) == self.model.claims[claim.id].view(None), claim
+        self.ids.extend(added)
+        event(f"revert: restored {len(added)}, reinforced {len(reinforced)}")
         self.check(probe, slot)
 
     @rule(name=scope_names, subject=subjects, predicate=predicates, data=st.data(),

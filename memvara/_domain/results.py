@@ -9,6 +9,7 @@ from typing import Any, Literal
 from .model import Claim, Episode, fields_dict, plain
 
 __all__ = [
+    "ConflictCheck",
     "Explanation",
     "Path",
     "Provenance",
@@ -74,6 +75,36 @@ class WriteReceipt:
             f"<WriteReceipt +{len(self.added)} ~{len(self.reinforced)} -{len(self.closed)}"
             f" skip={len(self.skipped)} llm={self.llm_calls} {self.elapsed_ms:.1f}ms>"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictCheck:
+    """What a ``remember()`` would do, read without writing (``check_conflict()``).
+
+    ``action`` is ``"add"`` (a new row; ``ends`` and ``retires`` name what it would
+    close), ``"reinforce"`` (the value is believed already: ``reinforces``, no row) or
+    ``"correct"`` (the believed value re-stated with an earlier start: ``corrects`` is
+    retired and the new row holds the value from the earlier start).
+    """
+
+    action: Literal["add", "reinforce", "correct"]
+    claim: Claim
+    """The claim as it would be written (no id yet), its end bounded as it would be."""
+    reinforces: Claim | None = None
+    corrects: Claim | None = None
+    ends: tuple[Claim, ...] = ()
+    retires: tuple[Claim, ...] = ()
+
+    @property
+    def closes(self) -> tuple[str, ...]:
+        """The ids of every claim the write would close: ended ones, then retired ones,
+        then the corrected one."""
+        corrected = () if self.corrects is None else (self.corrects,)
+        return tuple(c.id for c in (*self.ends, *self.retires, *corrected))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field in JSON's types, plus ``closes``."""
+        return {**fields_dict(self), "closes": list(self.closes)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +186,9 @@ class Provenance:
     closed_by: Claim | None
     """The claim that retired or ended this one, if any (``None`` for a plain
     ``delete()``/``forget()``, or a closer this scope cannot see)."""
+    actor: str | None = None
+    """Who wrote the claim, as the write log names them (``actor=``, or the scope's
+    agent or user; ``""`` for none); ``None`` where the log holds no record of it."""
 
     @property
     def extractor(self) -> str:

@@ -171,6 +171,8 @@ class _AsyncAPI:
     remember = _ToThread(_SYNC.remember)
     remember_many = _ToThread(_SYNC.remember_many)
     supersede = _ToThread(_SYNC.supersede)
+    revert = _ToThread(_SYNC.revert)
+    check_conflict = _ToThread(_SYNC.check_conflict)
     forget = _ToThread(_SYNC.forget)
     delete = _ToThread(_SYNC.delete)
     erase = _ToThread(_SYNC.erase)
@@ -197,6 +199,10 @@ class _AsyncAPI:
 
     # -- maintenance ------------------------------------------------------------------
     stats = _ToThread(_SYNC.stats)
+
+    # -- governance -------------------------------------------------------------------
+    verify = _ToThread(_SYNC.verify)
+    anchor = _ToThread(_SYNC.anchor)
 
 
 class AsyncScopedMemvara(_AsyncAPI):

@@ -17,13 +17,15 @@ from .._write.aliases import Aliases
 from .._write.background import QUEUE_SIZE, Background
 from .._write.ingest import DUPLICATE_WINDOW, Ingest
 from .._write.reembed import fingerprint, reembed_store
-from .._write.writer import Writer, encode_checked
+from .._write.encode import encode_checked
+from .._write.writer import Writer
 from ..embed import Embedder, HashingEmbedder
 from ..llm import LLM, DegradedExtractionWarning, NullLLM
 from ..redact import Redactor
 from ..rerank import Reranker
 from ..schema import BUILTIN_PREDICATES, PredicateRegistry
 from ..store.base import Store
+from ..store.postgres import PostgresStore
 from ..store.sqlite import SQLiteStore
 from ..telemetry import Recorder
 
@@ -170,7 +172,7 @@ def open_core(
             "read_only", "a store passed in opens as it was made: pass read_only=True to it"
             " (SQLiteStore(path, read_only=True))")
     registry = PredicateRegistry() if registry is None else registry
-    store = SQLiteStore(path, read_only=read_only) if store is None else store
+    store = open_store(path, read_only) if store is None else store
     try:
         if not isinstance(reembed, bool):
             raise InvalidArgumentError("reembed", f"expected True or False, got {reembed!r:.40}")
@@ -190,6 +192,17 @@ def open_core(
         resolve_entities, None if vector_weight is None else float(vector_weight),
         read_reranker, read_rerank_top_n, queue_size, duplicate_window,
     )
+
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+"""A path starting with one of these is a PostgreSQL URL: ``PostgresStore`` opens it."""
+
+
+def open_store(path: str | os.PathLike[str], read_only: bool) -> Store:
+    """The store ``path`` names: a PostgreSQL URL, else a SQLite file."""
+    if os.fspath(path).startswith(POSTGRES_SCHEMES):
+        return PostgresStore(os.fspath(path), read_only=read_only)
+    return SQLiteStore(path, read_only=read_only)
 
 
 def check_embedder(embedder: object) -> None:

@@ -13,11 +13,13 @@ from typing import Literal, overload
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg
 from .._domain.model import Claim, Scope
-from .._domain.results import WriteReceipt
+from .._domain.results import ConflictCheck, WriteReceipt
 from .._errors import InvalidArgumentError
 from .._write.background import frozen_turns
 from .._write.consolidate import consolidate as consolidate_store
+from .._write.corrections import check_conflict, revert
 from .core import Handle
+from .governance import check_actor, logged
 
 __all__ = ["WriteAPI"]
 
@@ -38,6 +40,7 @@ class WriteAPI(Handle):
         agent: ScopeArg = ...,
         session: ScopeArg = ...,
         meta: Mapping[str, object] | None = ...,
+        actor: str | None = ...,
     ) -> WriteReceipt: ...
 
     @overload
@@ -53,6 +56,7 @@ class WriteAPI(Handle):
         agent: ScopeArg = ...,
         session: ScopeArg = ...,
         meta: Mapping[str, object] | None = ...,
+        actor: str | None = ...,
     ) -> Future[WriteReceipt]: ...
 
     @overload
@@ -68,6 +72,7 @@ class WriteAPI(Handle):
         agent: ScopeArg = ...,
         session: ScopeArg = ...,
         meta: Mapping[str, object] | None = ...,
+        actor: str | None = ...,
     ) -> WriteReceipt | Future[WriteReceipt]: ...
 
     def add(
@@ -82,6 +87,7 @@ class WriteAPI(Handle):
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
         meta: Mapping[str, object] | None = None,
+        actor: str | None = None,
     ) -> WriteReceipt | Future[WriteReceipt]:
         """Store conversation turns and the facts they state, in one transaction.
 
@@ -104,6 +110,8 @@ class WriteAPI(Handle):
                 order, and a full queue (``queue_size``) blocks here until there is
                 room. Reads and synchronous writes do not wait for the queue.
             meta: JSON-serializable metadata added to every claim this call writes.
+            actor: who is writing, named in the write log and ``why()`` (default: the
+                scope's agent, else its user). Every write method takes it.
 
         Returns:
             A ``WriteReceipt``: claims added, reinforced and closed; turns skipped, with
@@ -119,14 +127,23 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         extra = _meta(meta)
+        check_actor(actor, scope)
         if wait is True:
-            return self._core.ingest.add(messages, role, ts, scope, extra)
+            with logged(self._core, "add", scope, actor):
+                return self._core.ingest.add(messages, role, ts, scope, extra)
         if wait is not False:
             raise InvalidArgumentError("wait", f"must be True or False, got {wait!r:.40}")
         turns = frozen_turns(messages, role, ts, self._core.clock())
         return self._core.background.submit(
-            functools.partial(self._core.ingest.add, turns, role, None, scope, extra)
+            functools.partial(self._queued_add, turns, role, scope, extra, actor)
         )
+
+    def _queued_add(
+        self, turns: object, role: str, scope: Scope, extra: dict[str, object], actor: str | None,
+    ) -> WriteReceipt:
+        """``add(wait=False)``'s call, on the background thread (which holds its name)."""
+        with logged(self._core, "add", scope, actor):
+            return self._core.ingest.add(turns, role, None, scope, extra)
 
     def retry_extraction(
         self,
@@ -136,6 +153,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> WriteReceipt:
         """Read again, with the model, the turns an ``add()`` stored while the model was
         failing: those of this scope and every scope beneath it, up to ``limit``.
@@ -151,7 +169,9 @@ class WriteAPI(Handle):
             LLMError: turns wait, but this memory has no model.
         """
         scope = self._at(tenant, user, agent, session)
-        return self._core.ingest.retry(scope, _args.check_int(limit, "limit", 1, 1_000_000))
+        limit = _args.check_int(limit, "limit", 1, 1_000_000)
+        with logged(self._core, "retry_extraction", scope, actor):
+            return self._core.ingest.retry(scope, limit)
 
     def flush(self) -> None:
         """Block until every ``add(..., wait=False)`` queued so far has committed.
@@ -187,6 +207,7 @@ class WriteAPI(Handle):
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
         meta: Mapping[str, object] | None = None,
+        actor: str | None = None,
     ) -> WriteReceipt:
         """Write one structured fact; a single-valued slot closes its old value.
 
@@ -227,7 +248,8 @@ class WriteAPI(Handle):
             confidence=confidence, memory_type=memory_type, polarity=polarity,
             extractor=extractor, meta=_meta(meta),
         )
-        return writer.remember([claim], close)
+        with logged(self._core, "remember", scope, actor):
+            return writer.remember([claim], close)
 
     def remember_many(
         self,
@@ -239,6 +261,7 @@ class WriteAPI(Handle):
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
         meta: Mapping[str, object] | None = None,
+        actor: str | None = None,
     ) -> WriteReceipt:
         """Write many claims in one transaction: the bulk form of ``remember()``.
 
@@ -273,7 +296,73 @@ class WriteAPI(Handle):
                 prepared.append(writer.prepare(claim, target, now))
             except InvalidArgumentError as exc:  # named by its place in the batch
                 raise type(exc)(f"claims[{i}].{exc.argument}", exc.problem) from None
-        return writer.remember(prepared, close)
+        with logged(self._core, "remember_many", scope, actor):
+            return writer.remember(prepared, close)
+
+    def check_conflict(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        recorded_at: datetime | None = None,
+        polarity: int = 1,
+        close: str = "ended",
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> ConflictCheck:
+        """What ``remember()`` with the same arguments would do, without writing.
+
+        Reads the slot as the write would and settles the claim the same way: a new
+        row (and which claims it would end or retire), a reinforcement of a believed
+        row, or a correction of one (the same value with an earlier start). Nothing is
+        written, so it works on a read-only store too; a write made in between can
+        change the answer.
+
+        Raises:
+            InvalidArgumentError: a bad value, as ``remember()`` would raise it.
+        """
+        scope = self._at(tenant, user, agent, session)
+        close = _args.check_close(close)
+        writer = self._core.writer
+        claim = writer.build(subject, predicate, obj, scope, writer.now(), valid_from=valid_from,
+                             valid_to=valid_to, recorded_at=recorded_at, polarity=polarity)
+        return check_conflict(writer, claim, close)
+
+    def revert(
+        self,
+        claim_id: str,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> WriteReceipt:
+        """Undo a mistaken write: retire ``claim_id`` and restore what it closed.
+
+        ``delete()`` only retires; ``revert()`` also brings back the values the
+        mistake ended or retired, unless a later write has closed them since. Each
+        comes back as a new claim recorded now (its ``meta["restored_from"]`` names the
+        original, ``meta["reverts"]`` the mistake), settled against its slot like any
+        write, so a value written after the mistake still bounds it. Reads at an
+        earlier ``known_at`` keep showing what was believed then. A retired mistake
+        (already ``delete()``-d) can still be reverted.
+
+        Returns:
+            A ``WriteReceipt``: ``added`` holds the restored claims; ``retired`` the
+            mistake and the originals the copies replace.
+
+        Raises:
+            ClaimNotFoundError: no claim with this id is visible in this scope.
+            InvalidArgumentError: the claim closed nothing still closed by it, or was
+                itself written by a revert; nothing is written.
+        """
+        scope = self._at(tenant, user, agent, session)
+        return revert(self._core.writer, self._core.store, scope, claim_id)
 
     def supersede(
         self,
@@ -286,14 +375,19 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> WriteReceipt:
         """Replace one claim with another, explicitly.
 
         The old claim's valid time ends at ``at`` (default: the new claim's
         ``valid_from``, else now); the new claim starts there unless it says otherwise.
-        If ``at`` is not after the old claim's start, the old claim is retired instead;
-        if its valid time had already ended by ``at``, it is left as it is (the receipt's
-        ``ended`` and ``retired`` are then empty).
+        When both share a slot, the two are never valid at one instant: if the new
+        claim starts before ``at`` (or re-states a believed value that does), the old
+        one ends where that value starts instead. If the end is not after the old
+        claim's start, the old claim is retired; if its valid time had already ended by
+        then, it is left as it is (the receipt's ``ended`` and ``retired`` are then
+        empty). The new claim settles against the rest of its slot as ``remember()``
+        does.
 
         Raises:
             ClaimNotFoundError: ``old_claim_id`` names no claim visible in this scope.
@@ -301,7 +395,8 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         old_claim_id = _args.check_claim_id(old_claim_id)
-        return self._core.writer.supersede(scope, old_claim_id, new_claim, at, sources)
+        with logged(self._core, "supersede", scope, actor):
+            return self._core.writer.supersede(scope, old_claim_id, new_claim, at, sources)
 
     def forget(
         self,
@@ -313,6 +408,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> list[Claim]:
         """Retire a whole slot: stop believing every value of ``(subject, predicate)``.
 
@@ -323,7 +419,9 @@ class WriteAPI(Handle):
         Returns:
             The claims retired, as updated.
         """
-        return self._core.writer.forget(self._at(tenant, user, agent, session), subject, predicate, at)
+        scope = self._at(tenant, user, agent, session)
+        with logged(self._core, "forget", scope, actor):
+            return self._core.writer.forget(scope, subject, predicate, at)
 
     def delete(
         self,
@@ -334,6 +432,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> bool:
         """Retire one claim (belief ends at ``at``, default now; the row stays).
 
@@ -341,7 +440,9 @@ class WriteAPI(Handle):
             ``True`` if a believed claim was retired; ``False`` if the id names no
             claim visible here, or one already retired.
         """
-        return self._core.writer.delete(self._at(tenant, user, agent, session), claim_id, at)
+        scope = self._at(tenant, user, agent, session)
+        with logged(self._core, "delete", scope, actor):
+            return self._core.writer.delete(scope, claim_id, at)
 
     def erase(
         self,
@@ -352,6 +453,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> bool:
         """Remove one claim irreversibly: the row, its text index entry and its vector.
 
@@ -365,7 +467,8 @@ class WriteAPI(Handle):
         claim_id = _args.check_claim_id(claim_id)
         if not isinstance(sources, bool):
             raise InvalidArgumentError("sources", "must be True or False")
-        erased = self._core.store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
+        with logged(self._core, "erase", scope, actor):
+            erased = self._core.store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
         self._core.retriever.forget_waiting()  # no vector a search computed outlives its row
         return erased
 
@@ -376,6 +479,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> dict[str, int]:
         """Erase this scope and every narrower scope beneath it, irreversibly.
 
@@ -385,7 +489,9 @@ class WriteAPI(Handle):
         Returns:
             Counts removed: ``claims``, ``episodes``, ``embeddings``, ``sources``.
         """
-        counts = self._core.store.purge(self._at(tenant, user, agent, session))
+        scope = self._at(tenant, user, agent, session)
+        with logged(self._core, "purge", scope, actor):
+            counts = self._core.store.purge(scope)
         self._core.retriever.forget_waiting()
         return counts
 
@@ -396,10 +502,13 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> dict[str, int]:
         """``purge()`` plus the persisted predicate schema (``predicates`` in the counts)."""
-        counts = self.purge(tenant=tenant, user=user, agent=agent, session=session)
-        counts["predicates"] = self._core.store.clear_predicates()
+        scope = self._at(tenant, user, agent, session)
+        with logged(self._core, "reset", scope, actor):
+            counts = self.purge(tenant=tenant, user=user, agent=agent, session=session, actor=actor)
+            counts["predicates"] = self._core.store.clear_predicates()
         return counts
 
     def consolidate(
@@ -409,6 +518,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> dict[str, int]:
         """Maintain this scope's claims and those of every scope beneath it: run it on a
         schedule, off the write path.
@@ -431,7 +541,8 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         self._core.writer.embed_missing()  # near-duplicates are found by vector, too
-        counts = consolidate_store(self._core.store, scope, self._core.writer.now())
+        with logged(self._core, "consolidate", scope, actor):
+            counts = consolidate_store(self._core.store, scope, self._core.writer.now())
         if self._core.recorder is not None:  # at zero too: "nothing merged" != "never ran"
             self._core.recorder.record("consolidate.merged", counts["merged"])
         return counts
@@ -445,6 +556,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> None:
         """Decide that ``surface`` is another name of ``entity`` (``"Big Blue"``, ``"IBM"``)
         for this owner (tenant and user).
@@ -457,7 +569,8 @@ class WriteAPI(Handle):
             InvalidArgumentError: a blank name, or two names that already fold together.
         """
         scope = self._at(tenant, user, agent, session)
-        self._core.aliases.learn(scope, surface, entity, self._core.writer.now(), via="owner")
+        with logged(self._core, "alias_entity", scope, actor):
+            self._core.aliases.learn(scope, surface, entity, self._core.writer.now(), via="owner")
 
     def backfill_entities(
         self,
@@ -467,6 +580,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> list[Claim]:
         """Re-file this owner's claims written under an alias under its entity.
 
@@ -477,7 +591,8 @@ class WriteAPI(Handle):
         if not isinstance(dry_run, bool):
             raise InvalidArgumentError("dry_run", f"expected True or False, got {dry_run!r:.40}")
         scope = self._at(tenant, user, agent, session)
-        return self._core.aliases.backfill(scope, self._core.writer.now(), dry_run=dry_run)
+        with logged(self._core, "backfill_entities", scope, actor):
+            return self._core.aliases.backfill(scope, self._core.writer.now(), dry_run=dry_run)
 
 
 def _meta(meta: object) -> dict[str, object]:

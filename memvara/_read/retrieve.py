@@ -34,7 +34,8 @@ from .._domain.results import Explanation, Retrieved
 from .query_dates import named_spans
 from .weights import CANDIDATES, RRF_K, WEIGHTS, Weights
 from .._domain.time import to_micros
-from .._write.writer import Writer, encode_checked
+from .._write.encode import encode_checked
+from .._write.writer import Writer
 from ..embed import Embedder, similarity_floor
 from ..rerank import Reranker
 from ..telemetry import Recorder

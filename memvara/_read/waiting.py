@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._write.writer import encode_checked
+from .._write.encode import encode_checked
 from ..embed import Embedder
 
 __all__ = ["CACHED", "WaitingVectors"]

@@ -42,7 +42,9 @@ from ..llm import LLM, ExtractionPendingError, LLMError
 from ..redact import Redactor
 from ..schema import PredicateRegistry, PredicateSpec
 from ..telemetry import Recorder
-from .writer import Writer, encode_checked
+from .echo import echoes, strip_blocks
+from .encode import encode_checked
+from .writer import Writer
 from ..embed import Embedder
 from ..store.base import Store
 
@@ -149,7 +151,11 @@ class Ingest:
         # Tier 1 and 1b: the gate, then the rules on what the gate let through.
         claims: list[Claim] = []
         for_model: list[Episode] = []
-        for episode in episodes:
+        for said in episodes:
+            episode = _unechoed(said)  # a pasted recall() block is not read
+            if not episode.content:
+                skipped.append(Skip(said.content, "echo"))
+                continue
             reason = _gate.drop_reason(episode.content)
             if reason is not None:
                 skipped.append(Skip(episode.content, reason))
@@ -180,7 +186,9 @@ class Ingest:
                 except LLMError as exc:
                     failure, unextracted, llm_calls = exc, len(for_model), 1
                 else:
-                    claims.extend(self._model_claims(extracted, for_model, scope, now, speakers))
+                    claims.extend(self._unechoed_claims(
+                        self._model_claims(extracted, for_model, scope, now, speakers),
+                        for_model, now, skipped))
         waiting = [e.id for e in for_model] if failure is not None else []
 
         if meta:
@@ -230,7 +238,9 @@ class Ingest:
         by_scope: dict[Scope, list[Episode]] = {}
         for turn in turns:
             by_scope.setdefault(turn.scope, []).append(turn)
+        skipped: list[Skip] = []
         for own, group in by_scope.items():
+            group = [_unechoed(turn) for turn in group]
             try:
                 extracted, used = self._extract(group)
             except LLMError as exc:
@@ -240,10 +250,25 @@ class Ingest:
                 ) from exc
             calls += used
             speakers = {t.id: own.user or _rules.SUBJECT for t in group}
-            claims.extend(self._model_claims(extracted, group, own, now, speakers))
+            claims.extend(self._unechoed_claims(
+                self._model_claims(extracted, group, own, now, speakers), group, now, skipped))
         receipt = self._writer.remember(claims, "ended", extracted=[t.id for t in turns])
-        return replace(receipt, llm_calls=calls,
+        return replace(receipt, llm_calls=calls, skipped=tuple(skipped),
                        elapsed_ms=(time.perf_counter() - started) * 1000.0)
+
+    def _unechoed_claims(
+        self, claims: list[Claim], turns: list[Episode], now: int, skipped: list[Skip],
+    ) -> list[Claim]:
+        """``claims`` less those read from a turn that is not the user's and re-stating
+        a value their slot holds or held (``echo.echoes``); each dropped one is skipped."""
+        others = {t.id for t in turns if t.role != "user"}
+        if not others:
+            return claims
+        echoed = {id(c) for c in echoes(
+            self._store, [c for c in claims if c.sources and c.sources[0] in others],
+            self._writer.key_of, now)}
+        skipped.extend(Skip(c.text, "echo") for c in claims if id(c) in echoed)
+        return [c for c in claims if id(c) not in echoed]
 
     # -- the tiers --------------------------------------------------------------------
     def _redacted(self, turns: list[Turn]) -> list[Turn]:
@@ -433,6 +458,12 @@ class Ingest:
             PredicateSpec(canonical, answer.cardinality, answer.volatility)
         )
         self._store.save_predicates([spec])
+
+
+def _unechoed(turn: Episode) -> Episode:
+    """The turn as the tiers read it: any ``recall()`` block in it left out."""
+    content = strip_blocks(turn.content)
+    return turn if content == turn.content else replace(turn, content=content)
 
 
 # -- normalizing what add() accepts -------------------------------------------------------

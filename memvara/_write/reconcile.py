@@ -9,7 +9,11 @@ For each still-believed claim ``X`` in the slot whose valid interval overlaps th
 claim ``N``'s:
 
 * same object, same polarity: ``N`` is a re-observation; ``X`` is reinforced and
-  nothing is written.
+  nothing is written -- unless the predicate is single-valued and ``N`` starts earlier
+  than ``X``: then ``N`` is a *correction* of ``X``'s start. ``X`` is retired, ``N``
+  is written over the union of the two intervals, and the conflicting values inside
+  it are closed as below, except that one starting inside ``N`` is retired (it was
+  never true, as we now know) rather than bounding ``N``.
 * conflicting, ``close="retired"``: ``X`` was wrong; belief in it ends.
 * conflicting, ``close="ended"`` (the default): if ``X`` started earlier, its valid time
   ends where ``N`` starts; if it started at the same instant, ``N`` replaces it outright
@@ -39,6 +43,7 @@ class Plan:
     """What to do for one new claim: reinforce an old one, or insert it and close others."""
 
     reinforce: Claim | None = None
+    correct: Claim | None = None  # the same value, started later: retired, N replaces it
     end: list[tuple[Claim, int, int]] = field(default_factory=list)  # (claim, valid_to, at)
     retire: list[tuple[Claim, int]] = field(default_factory=list)  # (claim, at)
     valid_to: int | None = None  # the new claim's end, possibly bounded by a later value
@@ -80,13 +85,18 @@ def plan_write(
         old_start, old_end = to_micros(old.valid_from, "valid_from"), _micros(old.valid_to)
         if key_of(old.object) == key:
             if old.polarity == new.polarity:
-                if _overlaps(start, plan.valid_to, old_start, old_end):
+                if not _overlaps(start, plan.valid_to, old_start, old_end):
+                    continue
+                if not (single and start < old_start) or plan.correct is not None:
                     return Plan(reinforce=old)
+                plan.correct = old
+                plan.valid_to = _union_end(plan.valid_to, old_end)
+                plan.retire.append((old, max(recorded, to_micros(old.recorded_at, "recorded_at"))))
                 continue
         elif not (single and old.polarity > 0):
             continue
         conflicting.append((old, old_start, old_end))
-    if close == "ended":
+    if close == "ended" and plan.correct is None:
         for _, old_start, _ in conflicting:
             if old_start > start and (plan.valid_to is None or old_start < plan.valid_to):
                 plan.valid_to = old_start
@@ -94,8 +104,13 @@ def plan_write(
         if not _overlaps(start, plan.valid_to, old_start, old_end):
             continue
         at = max(recorded, to_micros(old.recorded_at, "recorded_at"))
-        if close == "retired" or old_start == start:
+        if close == "retired" or old_start >= start:  # later: only inside a correction
             plan.retire.append((old, at))
         else:
             plan.end.append((old, start, at))
     return plan
+
+
+def _union_end(end: int | None, other_end: int | None) -> int | None:
+    """The later of two ends of overlapping intervals (``None``: open)."""
+    return None if end is None or other_end is None else max(end, other_end)

@@ -11,7 +11,7 @@ import hashlib
 
 import numpy as np
 
-from .writer import encode_checked
+from .encode import encode_checked
 from ..embed import Embedder
 from ..store.base import Store
 

@@ -21,7 +21,7 @@ from ..embed import Embedder
 from ..schema import BUILTIN_PREDICATES, PredicateRegistry, PredicateSpec
 from ..store.base import Conflict, Store, TransferStore
 from .jsonl import KINDS, Records
-from .writer import encode_checked
+from .encode import encode_checked
 
 __all__ = ["ENCODE_BATCH", "restore_records", "unsupported"]
 

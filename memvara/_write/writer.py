@@ -22,60 +22,21 @@ from .._domain.model import Claim, Episode, Scope, assemble_claim, set_new_claim
 from .._domain.results import WriteReceipt, assemble_receipt
 from .reconcile import Plan, plan_write
 from .._domain.time import Clock, from_micros, now_micros, optional_micros, to_micros
-from ..embed import Embedder, HashingEmbedder
+from ..embed import Embedder
 from ..schema import PredicateRegistry
 from ..store.base import (
     NO_SETTLEMENT, BulkWriteStore, Settlement, SingleWriteStore, Store, Written,
 )
 from .aliases import Aliases
+from .encode import encode_checked
+from .render import render
 
-__all__ = ["EMBED_BATCH", "Writer", "encode_checked", "render"]
+__all__ = ["EMBED_BATCH", "Writer"]
 
 EMBED_BATCH = 256
 """Claims written in smaller batches wait for their vectors until this many do."""
 
 _NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
-
-
-def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
-    """The one-line text a claim is indexed and shown by: ``user lives in Berlin``, and
-    for a negative claim ``user does not live in Berlin`` (``_negated``)."""
-    words = predicate.replace("_", " ")
-    if polarity < 0:
-        return _negated(subject, words.split(), obj)
-    return f"{subject} {words} {obj}"
-
-
-_BE = {"is": "is not", "are": "are not", "was": "was not", "were": "were not",
-       "has": "does not have", "have": "does not have", "can": "cannot"}
-_PARTICIPLES = ("born", "married", "allergic", "based", "located", "engaged", "divorced",
-                "working", "living", "employed", "interested", "related")
-
-
-def _negated(subject: str, words: list[str], obj: str) -> str:
-    """A negative claim read as a sentence: a verb in the third person takes "does not"
-    and its base form (``lives in`` -> ``does not live in``), a form of "be" or "have"
-    its own negation, a participle or adjective "is not" (``allergic to``, ``born in``:
-    "was not"), and a noun ``name`` -> ``user name is not Ann``."""
-    head, rest = words[0], " ".join(words[1:])
-    tail = f" {rest}" if rest else ""
-    if head in _BE:
-        return f"{subject} {_BE[head]}{tail} {obj}"
-    if head in _PARTICIPLES:
-        return f"{subject} {'was' if head == 'born' else 'is'} not {head}{tail} {obj}"
-    if head.endswith("s") and not head.endswith("ss"):  # lives in, likes, speaks
-        return f"{subject} does not {_base(head)}{tail} {obj}"
-    return f"{subject} {' '.join(words)} is not {obj}"
-
-
-def _base(verb: str) -> str:
-    """The base form of a verb in the third person singular: ``lives`` -> ``live``,
-    ``studies`` -> ``study``, ``watches`` -> ``watch``."""
-    if verb.endswith("ies") and len(verb) > 4:
-        return verb[:-3] + "y"
-    if verb.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
-        return verb[:-2]
-    return verb[:-1]
 
 
 @dataclass(slots=True)
@@ -420,7 +381,14 @@ class Writer:
         plan = self._plan(claim, current, close)
         if plan.reinforce is not None:
             return Settlement(None, plan.reinforce, (), ())
-        return Settlement(_bounded(claim, plan.valid_to), None, plan.end, plan.retire)
+        new = _bounded(claim, plan.valid_to)
+        if plan.correct is not None:  # the earlier start replaces the row: keep its record
+            old = plan.correct
+            end = None if plan.valid_to is None else from_micros(plan.valid_to)
+            new = replace(new, valid_to=end, valid_to_known_at=None if end is None else claim.recorded_at,
+                          observations=old.observations + 1, sources=(
+                *old.sources, *(s for s in new.sources if s not in old.sources)))
+        return Settlement(new, None, plan.end, plan.retire)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         """How ``claim`` settles against the slot's ``existing`` claims (never empty: a
@@ -520,7 +488,10 @@ class Writer:
             if old.invalidated_at is not None:
                 raise InvalidArgumentError("old_claim_id", f"claim {old_id!r} is already retired")
             self._apply([prepared], vectors, "ended", outcome, skip_ids=frozenset([old.id]))
+            holder = (outcome.added or outcome.reinforced)[0]
             by = outcome.added[0].id if outcome.added else None
+            if self._same_slot(scope, old, holder):  # never two values at one instant
+                switch = min(switch, to_micros(holder.valid_from, "valid_from"))
             at_belief = max(recorded, to_micros(old.recorded_at, "recorded_at"))
             old_end = optional_micros(old.valid_to, "valid_to")
             if switch <= to_micros(old.valid_from, "valid_from"):
@@ -530,6 +501,49 @@ class Writer:
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         self._embedded(waiting)
         return _receipt(outcome, started)
+
+    def preview(self, claim: Claim, close: str) -> Settlement:
+        """What writing ``claim`` (as ``build`` made it) would do to its slot, read
+        without writing: ``Settlement`` as ``remember`` would apply it."""
+        slot = (self.key_of(claim.scope, claim.subject), claim.predicate)
+        found = self._store.slot_claims(
+            claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from"))[slot]
+        return self._settle(claim, found, close)
+
+    # -- revert ---------------------------------------------------------------------------
+    def restore(
+        self, mistake: Claim, restored: Sequence[tuple[Claim, Claim]], at: int
+    ) -> WriteReceipt:
+        """Retire ``mistake`` at ``at`` (unless it is retired already) and write each
+        ``(original, copy)``'s copy, settled against its slot as if neither ``mistake``
+        nor the original were there; an original still believed (an *ended* one) is
+        retired in favour of what now holds its value. One transaction."""
+        started = time.perf_counter()
+        copies = [copy for _, copy in restored]
+        vectors, waiting, backlog_vectors = self._vectors_for(copies)
+        outcome = _Outcome([], [], [], [])
+        skip = frozenset([mistake.id, *(original.id for original, _ in restored)])
+        with self._store.transaction():
+            if waiting:
+                self._store.set_claim_vectors(waiting, backlog_vectors)
+            if mistake.invalidated_at is None:
+                outcome.retired.extend(self._store.retire_claims([(mistake, at, None)]))
+            for i, (original, copy) in enumerate(restored):
+                held = _Outcome([], [], [], [])
+                rows = None if vectors is None else vectors[i : i + 1]
+                self._apply([copy], rows, "ended", held, skip_ids=skip)
+                if original.invalidated_at is None:
+                    holder = (held.added or held.reinforced)[0]
+                    held.retired.extend(self._store.retire_claims([(original, at, holder.id)]))
+                for mine, theirs in zip(_lists(outcome), _lists(held)):
+                    mine.extend(theirs)
+        self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
+        self._embedded(waiting)
+        return _receipt(outcome, started)
+
+    def _same_slot(self, scope: Scope, one: Claim, other: Claim) -> bool:
+        return one.predicate == other.predicate and (
+            self.key_of(scope, one.subject) == self.key_of(scope, other.subject))
 
     # -- retire ---------------------------------------------------------------------------
     def forget(self, scope: Scope, subject: str, predicate: str, at: datetime | None) -> list[Claim]:
@@ -557,24 +571,6 @@ class Writer:
             return True
 
 
-def encode_checked(embedder: Embedder, texts: list[str]) -> npt.NDArray[np.float32]:
-    """``embedder.encode(texts)``, refusing output of the wrong shape or with NaN/inf
-    (our own ``HashingEmbedder`` is trusted and not re-checked)."""
-    vectors = embedder.encode(texts)
-    if type(embedder) is HashingEmbedder:
-        return vectors
-    dim = embedder.dim
-    if not isinstance(vectors, np.ndarray) or vectors.shape != (len(texts), dim):
-        raise InvalidArgumentError(
-            "embedder", f"encode() must return shape ({len(texts)}, {dim}),"
-            f" got {getattr(vectors, 'shape', type(vectors).__name__)}"
-        )
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    if not np.isfinite(vectors).all():
-        raise InvalidArgumentError("embedder", "encode() returned NaN or infinite values")
-    return vectors
-
-
 def _instant(value: object, argument: str) -> tuple[int, datetime]:
     """Storage microseconds and the aware UTC datetime for one instant argument."""
     micros = to_micros(value, argument)
@@ -591,6 +587,10 @@ def _bounded(claim: Claim, valid_to: int | None) -> Claim:
     if valid_to is None or claim.valid_to == from_micros(valid_to):
         return claim
     return replace(claim, valid_to=from_micros(valid_to), valid_to_known_at=claim.recorded_at)
+
+
+def _lists(outcome: _Outcome) -> tuple[list[Claim], ...]:
+    return outcome.added, outcome.reinforced, outcome.ended, outcome.retired
 
 
 def _receipt(outcome: _Outcome, started: float) -> WriteReceipt:
