@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "memvara.cli": 5,
     "memvara.server": 5,
     "memvara.integrations": 5,  # framework adapters: edges, like the CLI
+    "memvara.compat": 5,  # the mem0 shim and importer: an edge, on the public API
 }
 PLUG_INS = {"memvara.embed", "memvara.llm", "memvara.redact", "memvara.rerank", "memvara.telemetry"}
 
