@@ -52,9 +52,14 @@ Meta = Mapping[str, object]
 """JSON-serializable metadata carried by a claim."""
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: object) -> Any:
     """``value`` in JSON's types: instants as ISO-8601 with their offset, tuples as
     lists, mappings as objects, and anything with a ``to_dict()`` as its dict."""
+    if type(value) in _SCALARS:  # most fields: returned before the slower checks below
+        return value
     if isinstance(value, datetime):
         return iso(value)
     if isinstance(value, (tuple, list)):
