@@ -499,9 +499,11 @@ def render_answer_scores(s: dict[str, Any]) -> str:
 
 def plot(dumps: Sequence[list[dict[str, Any]]], out: Path) -> None:
     """Mean context size (~tokens) of each arm against corpus length, one point per dump."""
-    import matplotlib
-    import matplotlib.ticker
-
+    try:
+        import matplotlib
+        import matplotlib.ticker
+    except ImportError as exc:
+        raise BadInputError("plot: needs matplotlib; pip install '.[plot]'") from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -584,8 +586,9 @@ def _answer(dump: Path, reader: str, out: Path) -> str:
     rows = load_dump(dump)
     items = blinded(rows)
     if reader.startswith("file:"):
-        answers = load_answers(Path(reader[len("file:"):]), [i for i, _ in items])
-        name = "file"
+        path = Path(reader[len("file:"):])
+        answers = load_answers(path, [i for i, _ in items])
+        name = f"file:{path.name}"
     elif reader.partition(":")[0] in ("anthropic", "openai"):
         name, ask = _api_reader(reader)
         answers = {item: ask(prompt_text(row["question"], row["context"]))

@@ -381,3 +381,15 @@ def test_plot_draws_context_size_against_corpus_length(dump: Path, tmp_path: Pat
     status, _, _ = run("plot", str(dump), str(longer), "--out", str(png))
     assert status == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_plot_without_matplotlib_names_the_extra(dump: Path, tmp_path: Path, run: Run) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("matplotlib is installed here; the CI runs under the other Pythons, "
+                    "with the dev extra only, check the message")
+    err = _refused(run, "plot", str(dump), "--out", str(tmp_path / "chart.png"))
+    assert "pip install '.[plot]'" in err
