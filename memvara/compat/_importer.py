@@ -90,9 +90,11 @@ def import_mem0(
     """Replay mem0's ``history.db`` into ``mem``, at ``scope`` (default: ``mem``'s own;
     the file records none).
 
-    The whole file is read and checked before anything is written, and its claims are
-    written in one transaction. Importing the same file again changes nothing; a file
-    that has grown since adds only its new rows.
+    The whole file is read and checked before anything is written. The claims are
+    written round by round (every memory's first new text, then every second one...),
+    a transaction each, and the deletes after them; importing the same file again
+    changes nothing, so an interrupted import is finished by running it again, and a
+    file that has grown since adds only its new rows.
 
     Args:
         mem: a ``Memvara``, or a ``memvara.compat.Memory`` (its memory and default scope).
@@ -143,8 +145,10 @@ def import_mem0(
             text=e.text, extractor=_EXTRACTOR,
             meta={"mem0_history_id": e.row_id, "mem0_event": e.event}))
 
-    receipt = at.remember_many(claims) if claims else None
-    for claim in receipt.added if receipt is not None else ():
+    added: list[Claim] = []
+    for batch in _rounds(claims):
+        added += at.remember_many(batch).added
+    for claim in added:
         latest[claim.subject] = claim
     for e in deletes:
         if at.delete(latest[e.memory_id].id, at=e.at):
@@ -156,8 +160,7 @@ def import_mem0(
     conflicts: tuple[Conflict, ...] = ()
     if extract:
         deleted = {e.memory_id for e in deletes}
-        survivors = [c for c in (receipt.added if receipt is not None else ())
-                     if c.id == latest[c.subject].id and c.subject not in deleted]
+        survivors = [c for c in added if c.id == latest[c.subject].id and c.subject not in deleted]
         if survivors:
             turns = [Episode(c.object, ts=c.valid_from) for c in survivors]
             phase2 = at.add(turns)
@@ -167,6 +170,21 @@ def import_mem0(
         rows=len(events), memories=len({e.memory_id for e in events}), added=counts["ADD"],
         updated=counts["UPDATE"], deleted=counts["DELETE"], unchanged=counts["unchanged"],
         llm_calls=llm_calls, extracted=extracted, conflicts=conflicts)
+
+
+def _rounds(claims: list[Claim]) -> list[list[Claim]]:
+    """The claims in rounds: the first new text of every memory, then the second, and so
+    on, each round in time order. A round writes each slot once, so ``remember_many``
+    settles it in bulk (a slot written twice in one call is settled claim by claim)."""
+    rounds: list[list[Claim]] = []
+    seen: dict[str, int] = {}
+    for claim in claims:
+        k = seen.get(claim.subject, 0)
+        seen[claim.subject] = k + 1
+        if k == len(rounds):
+            rounds.append([])
+        rounds[k].append(claim)
+    return rounds
 
 
 def _conflicts(mem: Memvara, at: ScopedMemvara) -> tuple[Conflict, ...]:
