@@ -1,9 +1,9 @@
 """One customer's support history, January to August 2026, and the questions asked of it.
 
-The corpus exists to test answers, not retrieval: seven facts about Maren Holt's
-broadband account change, some because the world changed (*ended*: a plan, an address,
-a contact preference) and some because the record was wrong from the start (*retired*:
-a mistyped mobile number, a misread router serial). After every change the superseded
+The corpus exists to test answers, not retrieval: six facts about Maren Holt's
+broadband account change seven times, some because the world changed (*ended*: the plan
+twice, two addresses, a contact preference) and some because the record was wrong from
+the start (*retired*: a mistyped mobile number, a misread router serial). After every change the superseded
 value comes up again (an old invoice line, a letter to the old address, a legacy system
 replaying a typo), so the most recent and the most repeated mention of a slot is often
 the wrong one. Every ``gold`` and ``trap`` below was written by hand from the transcript.
