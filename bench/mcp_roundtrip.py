@@ -19,10 +19,11 @@ no client).
 
 The MCP side is the real thing: ``python -m memvara.server`` in a subprocess, driven by
 the official MCP SDK's stdio client (``mcp.Client``), so a round trip includes the SDK's
-request building, both JSON encodings, the pipes and the server's dispatch. Each round
-runs ``--calls`` library calls, then ``--calls`` tool calls, then the same for add, so a
-drift in the machine's speed lands on both sides; p50 and p99 are over every round's
-samples. The target: a tool call's p50 within 5 ms of the library call's.
+request building, both JSON encodings, the pipes and the server's dispatch. The calls
+alternate (a library call, a dispatch, a tool call, then the next query), so a drift in
+the machine's speed lands on every side alike; p50 and p99 are over all the samples. On
+a busy machine the round trip also waits for the scheduler to run the other process,
+so the load average is printed before and after the table. The target: a tool call's p50 within 5 ms of the library call's.
 """
 
 from __future__ import annotations
@@ -124,21 +125,16 @@ async def measure(path: str, calls: int, rounds: int) -> dict[str, list[float]]:
                 mem.search(query(0), k=10)
                 await client.call_tool("memory_search", {"query": query(0), "k": 10})
             for r in range(rounds):
-                base = r * calls
-                for i in range(base, base + calls):
-                    samples["search lib"].append(timed(lambda: mem.search(query(i), k=10)))
-                for i in range(base, base + calls):
+                for i in range(r * calls, (r + 1) * calls):  # one of each, so drift hits all
                     line = request(i, "memory_search", {"query": query(i), "k": 10})
+                    samples["search lib"].append(timed(lambda: mem.search(query(i), k=10)))
                     samples["search dispatch"].append(timed(lambda: json.dumps(handle(session, line))))
-                for i in range(base, base + calls):
                     samples["search mcp"].append(await timed_async(lambda: client.call_tool(
                         "memory_search", {"query": query(i), "k": 10})))
-                for i in range(base, base + calls):
-                    samples["add lib"].append(timed(lambda: mem.add(turn("lib", i))))
-                for i in range(base, base + calls):
+                for i in range(r * calls, (r + 1) * calls):
                     line = request(i, "memory_add", {"messages": turn("srv", i)})
+                    samples["add lib"].append(timed(lambda: mem.add(turn("lib", i))))
                     samples["add dispatch"].append(timed(lambda: json.dumps(handle(session, line))))
-                for i in range(base, base + calls):
                     samples["add mcp"].append(await timed_async(lambda: client.call_tool(
                         "memory_add", {"messages": turn("mcp", i)})))
     return samples
@@ -170,6 +166,11 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--size", type=int, default=8_000, help="claims in the store (default 8000)")
@@ -184,7 +185,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    env = {**environment(), "mcp": version("mcp")}
+    env = {**environment(), "mcp": version("mcp"), "load average before": _load()}
     print("# memvara MCP round trip\n")
     for key, value in env.items():
         print(f"- {key}: `{value}`" if key == "command" else f"- {key}: {value}")
@@ -198,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               " which closes the previous one\n", flush=True)
         rows = rows_of(asyncio.run(measure(path, args.calls, args.rounds)), n)
     print(table(rows))
-    print(f"\n{tally(rows)}")
+    print(f"\n{tally(rows)} Load average after: {_load()}.")
     if args.json:
         save_rows(args.json, env, rows)
     return 0
