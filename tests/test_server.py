@@ -7,6 +7,7 @@ import importlib
 import io
 import json
 import math
+import re
 import runpy
 import sys
 from collections.abc import Iterator
@@ -477,6 +478,14 @@ def test_main_refuses_to_start_without_a_store(capsys: pytest.CaptureFixture[str
         assert out == "" and err.startswith("memvara-mcp: MEMVARA_DB is not set")
         assert CONFIG in err and json.loads(CONFIG)["mcpServers"]["memvara"]["command"] == \
             "memvara-mcp"
+
+
+def test_the_readme_shows_the_same_configuration_and_every_tool() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", readme, re.S)]
+    assert json.loads(CONFIG) in blocks
+    for name in TOOLS:
+        assert f"| `{name}` |" in readme
 
 
 def test_main_help_and_arguments(capsys: pytest.CaptureFixture[str]) -> None:
