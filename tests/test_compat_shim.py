@@ -429,3 +429,26 @@ def test_async_memory_mirrors_memory(clock: Clock) -> None:
         assert AsyncMemory.add.__doc__ and "worker thread" in AsyncMemory.add.__doc__
 
     asyncio.run(scenario())
+
+
+def test_async_memory_wraps_every_method_of_memory() -> None:
+    def methods(cls: type) -> set[str]:
+        return {name for name in vars(cls)
+                if not name.startswith("_") and callable(getattr(cls, name))}
+
+    assert methods(Memory) - {"from_config"} == methods(AsyncMemory) - {"from_config"}
+    for name in methods(AsyncMemory) - {"from_config"}:
+        assert asyncio.iscoroutinefunction(getattr(AsyncMemory, name)), name
+
+
+def test_the_shim_is_memvaras_own_code_and_imports_no_mem0() -> None:
+    import subprocess
+
+    import memvara.compat
+
+    assert memvara.compat.__all__ == sorted(memvara.compat.__all__)
+    probe = ("import sys, memvara, memvara.compat;"
+             " print(sorted(m for m in sys.modules if m.split('.')[0] in ('mem0', 'qdrant_client')))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True, timeout=120)
+    assert result.stdout.strip() == "[]"
