@@ -3,7 +3,7 @@
 Run::
 
     python bench/perf.py [--sizes 8000,100000] [--repeats 5] [--layouts root,users]
-                         [--dir DIR] [--json PATH] [--profile]
+                         [--dir DIR] [--json PATH] [--profile] [--write-log on|off]
 
 For every layout and size N it fills a fresh file store (``Memvara(path)``, default
 ``HashingEmbedder()``, a deterministic clock) with N claims through ``remember_many``
@@ -189,9 +189,17 @@ def _rounds(n: int, layout: str) -> Iterator[list[Claim]]:
             yield batch
 
 
+WRITE_LOG = True
+"""Whether the stores keep the write log (``--write-log off`` measures what it costs)."""
+
+
+def _open(path: str, clock: CounterClock) -> Memvara:
+    return Memvara(store=SQLiteStore(path, write_log=WRITE_LOG), clock=clock)
+
+
 def _build(path: str, n: int, layout: str, cap_s: float) -> Built:
     clock = CounterClock()
-    mem = Memvara(path, clock=clock)
+    mem = _open(path, clock)
     built = Built(mem=mem, path=path, clock=clock, n=0, requested=n)
     started = time.perf_counter()
     for batch in _rounds(n, layout):
@@ -277,7 +285,7 @@ def _measure_static(built: Built, layout: str, cfg: Settings) -> list[Row]:
     rows.append(Row("bytes on disk / claim (allocated blocks)", layout, n, "B/claim",
                     [allocated / n], f"<= {TARGET_BYTES:,.0f}", allocated / n <= TARGET_BYTES,
                     f"{allocated / 2**20:,.1f} MiB total"))
-    mem = built.mem = Memvara(built.path, clock=built.clock)
+    mem = built.mem = _open(built.path, built.clock)
 
     # reads, before any measured write touches the store
     k = subjects // 2
@@ -543,6 +551,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="stop one remember() sample after this many seconds (default 1)")
     p.add_argument("--row-budget-s", type=float, default=6.0,
                    help="stop collecting a row's samples after this many seconds (default 6)")
+    p.add_argument("--write-log", choices=("on", "off"), default="on",
+                   help="keep the tamper-evident write log (default) or not, to measure its cost")
     p.add_argument("--profile", action="store_true",
                    help="cProfile remember() and remember_many() at the largest size")
     p.add_argument("--profile-top", type=int, default=15, help="functions per profile")
@@ -563,12 +573,15 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    global WRITE_LOG
+    WRITE_LOG = args.write_log == "on"
     cfg = Settings(args.repeats, args.build_cap_s, args.sample_cap_s, args.row_budget_s)
     env = environment()
     print("# memvara perf\n")
     for key, value in env.items():
         print(f"- {key}: `{value}`" if key == "command" else f"- {key}: {value}")
-    print("- store: file (`Memvara(path)`), HashingEmbedder(512), clock 2026-01-01 UTC +1 ms/call")
+    print("- store: file (`Memvara(path)`), HashingEmbedder(512), clock 2026-01-01 UTC +1 ms/call,"
+          f" write log {args.write_log}")
     print("- data: subjects user_0..user_{N/10-1}, 10 claims each in 3 rounds (valid 2020/21/22):"
           " lives_in x3 (ONE), works_at x2 (ONE), likes x3 (MANY), speaks x2 (MANY);"
           " 70% live, 30% ended by supersession; filled by remember_many, 5,000/call")

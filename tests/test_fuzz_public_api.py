@@ -599,6 +599,10 @@ def argument_slots() -> list[Slot]:
             keyword_slot(f"produced({arg}=)", lambda e, kw: e.mem.produced("e-none", **kw), arg)
             for arg in ("valid_at", "known_at", "as_of")
         ],
+        # the write log
+        Slot("verify(since=)", lambda e, v: e.mem.verify(since=v)),
+        Slot("anchor()", lambda e, v: e.mem.anchor()),
+        Slot("remember(actor=)", lambda e, v: e.mem.remember("user", "likes", "jam", actor=v)),
         # the graph
         Slot("neighborhood(entity=)", lambda e, v: e.mem.neighborhood(v, depth=3), big=True),
         Slot("neighborhood(predicates=[v])",

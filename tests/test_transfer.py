@@ -119,7 +119,7 @@ def fresh(clock: Clock) -> Iterator[Memvara]:
 # -- round trips ------------------------------------------------------------------------
 def test_the_file_carries_every_kind_of_row(text: str) -> None:
     header, *records = [json.loads(line) for line in text.splitlines()]
-    assert header["format"] == "memvara" and header["version"] == 1
+    assert header["format"] == "memvara" and header["version"] == 2
     assert header["exported_at"].endswith("+00:00")
     assert header["scope"] == {"tenant": None, "user": None, "agent": None, "session": None}
     kinds = [r["type"] for r in records]
@@ -438,12 +438,12 @@ FILES: dict[str, tuple[Callable[[str], str], int, str]] = {
     "a header that is a list": (lambda t: "[]\n" + t, 1, "not a memvara export: line 1"),
     "another format's header": (lambda t: t.replace('"memvara"', '"mem0"', 1), 1,
                                 "not a memvara export: its format is 'mem0'"),
-    "a newer version": (lambda t: t.replace('"version":1', '"version":2', 1), 1,
-                        r"written by a newer memvara \(export version 2\); this one reads"
-                        " version 1: upgrade memvara"),
-    "a version that is text": (lambda t: t.replace('"version":1', '"version":"1"', 1), 1,
+    "a newer version": (lambda t: t.replace('"version":2', '"version":3', 1), 1,
+                        r"written by a newer memvara \(export version 3\); this one reads"
+                        " version 2: upgrade memvara"),
+    "a version that is text": (lambda t: t.replace('"version":2', '"version":"2"', 1), 1,
                                "header.version: expected a positive integer"),
-    "a header with another key": (lambda t: t.replace('"version":1', '"version":1,"x":0', 1),
+    "a header with another key": (lambda t: t.replace('"version":2', '"version":2,"x":0', 1),
                                   1, "header: unknown field 'x'"),
     "a header count that is text": (lambda t: t.replace('"predicates":1', '"predicates":"1"', 1),
                                     1, "header.counts.predicates: expected a count"),

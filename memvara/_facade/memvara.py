@@ -28,6 +28,7 @@ from ..schema import PredicateRegistry
 from ..store.base import Store
 from ..telemetry import Recorder
 from .core import Core, check_embedder, open_core
+from .governance import GovernAPI
 from .keywords import check_every_public_method
 from .reads import ReadAPI
 from .writes import WriteAPI
@@ -35,7 +36,7 @@ from .writes import WriteAPI
 __all__ = ["Memvara", "ScopedMemvara"]
 
 
-class _MemoryAPI(WriteAPI, ReadAPI):
+class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI):
     """Every operation on a memory, at a bound default scope (shared by both handles)."""
 
     @property

@@ -18,6 +18,7 @@ from .._write.restore import restore_records, unsupported
 from ..schema import BUILTIN_PREDICATES
 from ..store.base import TransferStore
 from .core import Core
+from .governance import check_actor, logged
 from .memvara import Memvara, ScopedMemvara
 
 __all__ = ["export_jsonl", "import_jsonl"]
@@ -42,7 +43,7 @@ def export_jsonl(
     predicates (the schema is store-wide), as JSON Lines; ``import_jsonl`` reads it back,
     losslessly.
 
-    The first line is a header, ``{"format": "memvara", "version": 1, "exported_at": ...,
+    The first line is a header, ``{"format": "memvara", "version": 2, "exported_at": ...,
     "scope": {...}, "counts": {...}}``; then one record a line, each an object with a
     ``type``: ``predicate``, ``alias``, ``episode`` (``Episode.to_dict()``) and ``claim``
     (``Claim.to_dict()``, with an ``internal`` object where the store keeps more: the
@@ -118,7 +119,8 @@ def _write(core: Core, scope: Scope, out: IO[str]) -> dict[str, int]:
 
 
 def import_jsonl(
-    mem: Memvara | ScopedMemvara, source: str | os.PathLike[str] | IO[str]
+    mem: Memvara | ScopedMemvara, source: str | os.PathLike[str] | IO[str], *,
+    actor: str | None = None,
 ) -> dict[str, int]:
     """Read a file ``export_jsonl`` wrote and put its records back into ``mem``'s store
     as they were, in one transaction: all of them or, on any error, none.
@@ -139,6 +141,8 @@ def import_jsonl(
     Args:
         mem: the memory, or a handle on one of its scopes.
         source: a path, or a readable text stream.
+        actor: who imports, named in the write log (default: the scope's agent, else
+            its user). Each claim keeps the actor its line carries, for ``why()``.
 
     Returns:
         How many ``predicates``, ``aliases``, ``episodes`` and ``claims`` were added.
@@ -153,6 +157,7 @@ def import_jsonl(
         OSError: the file cannot be read.
     """
     core, scope = _opened(mem)
+    check_actor(actor, scope)
     if not isinstance(source, (str, os.PathLike)) and not callable(getattr(source, "read", None)):
         raise InvalidArgumentError("source", f"expected a path or a readable text stream, got"
                                    f" {type(source).__name__}")
@@ -163,7 +168,8 @@ def import_jsonl(
         else:
             records = _format.read_records(source)
         try:
-            return restore_records(core.store, core.registry, core.embedder, scope, records)
+            with logged(core, "import_jsonl", scope, actor):
+                return restore_records(core.store, core.registry, core.embedder, scope, records)
         finally:
             core.aliases.reload()  # an alias written behind the cache, or none: read afresh
 

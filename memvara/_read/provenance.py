@@ -10,7 +10,7 @@ from .._domain.model import Claim, Scope, TimeQuery
 
 from .._domain.results import Provenance
 from .._domain.time import to_micros
-from ..store.base import Store
+from ..store.base import Store, WriteLogStore
 
 __all__ = ["claims_from", "provenance"]
 
@@ -40,6 +40,7 @@ def provenance(store: Store, claim_id: str, scope: Scope, tq: TimeQuery) -> Prov
             ),
             superseded=tuple(store.superseded_by(claim_id, scope, tq)),
             closed_by=None if closer is None else closer[0],
+            actor=store.claim_actor(claim_id) if isinstance(store, WriteLogStore) else None,
         )
 
 

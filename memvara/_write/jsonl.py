@@ -1,14 +1,16 @@
 """The export file: each record to its JSON line, and a file's lines back to records.
 
-A file is JSON Lines: a header, ``{"format": "memvara", "version": 1, "exported_at":
-..., "scope": {...}, "counts": {...}}``, then one record a line. Version 1 has four
+A file is JSON Lines: a header, ``{"format": "memvara", "version": 2, "exported_at":
+..., "scope": {...}, "counts": {...}}``, then one record a line. Versions 1 and 2 have four
 record types, in this order: ``predicate`` (learned schema), ``alias`` (learned entity
 names), ``episode`` (turns, oldest first) and ``claim`` (every state, oldest first). A
 claim line is ``Claim.to_dict()`` with ``"type": "claim"`` in front and, where the store
 keeps something ``Claim`` does not show, an ``internal`` object after it:
 ``subject_key`` (when it is not the subject's own key), ``ended_by``, ``storage``,
-``observed_at`` and ``closures`` (earlier ends). Reading checks every line before
-anything is written, so a bad line costs nothing but the error naming it.
+``observed_at`` and ``closures`` (earlier ends). Version 2 adds ``actor`` there (who
+wrote the claim, as the write log names them); version 1 files are still read. Reading
+checks every line before anything is written, so a bad line costs nothing but the error
+naming it.
 
 Both directions run once a record in an export of 100,000 claims, so each has its own
 path rather than ``to_dict()``/``from_dict()`` (which they match, and a test holds them
@@ -41,8 +43,9 @@ __all__ = [
 
 FORMAT = "memvara"
 """The header's ``format``: what says a file is a memvara export."""
-VERSION = 1
-"""The export format this memvara writes, and the newest it reads."""
+VERSION = 2
+"""The export format this memvara writes, and the newest it reads (2: claims carry
+their ``actor``)."""
 KINDS = {"predicate": "predicates", "alias": "aliases", "episode": "episodes", "claim": "claims"}
 """Each record type, in file order, and its key in the header's ``counts``."""
 
@@ -52,7 +55,8 @@ _LEVELS = frozenset(("tenant", "user", "agent", "session"))
 _HEADER_KEYS = frozenset(("format", "version", "exported_at", "scope", "counts"))
 _PREDICATE_KEYS = frozenset(("name", "cardinality", "volatility", "aliases"))
 _ALIAS_KEYS = frozenset(("scope", "alias", "entity", "learned_at", "via"))
-_INTERNAL_KEYS = frozenset(("subject_key", "ended_by", "storage", "observed_at", "closures"))
+_INTERNAL_KEYS = frozenset(("subject_key", "ended_by", "storage", "observed_at", "closures",
+                            "actor"))
 _CLOSURE_KEYS = frozenset(("known_at", "valid_to", "ended_by"))
 _MEMO = 1 << 16
 """Instants and scopes a reader or the writer keeps parsed at once."""
@@ -152,6 +156,8 @@ def claim_line(record: ClaimRecord) -> str:
         internal["closures"] = [
             {"known_at": _iso(from_micros(e.known_at)), "valid_to": _iso(from_micros(e.valid_to)),
              "ended_by": e.ended_by} for e in record.closures]
+    if record.actor is not None:
+        internal["actor"] = record.actor
     if internal:
         data["internal"] = internal
     return _encode(data) + "\n"
@@ -206,6 +212,13 @@ def _text(value: object, argument: str) -> str:
 
 def _optional_text(value: object, argument: str) -> str | None:
     return None if value is None else _args.check_text(value, argument)
+
+
+def _actor(value: object) -> str | None:
+    """``claim.internal.actor``: a name, ``""`` (a write that named none), or absent."""
+    if value is None or isinstance(value, str):
+        return value
+    raise _Bad(f"claim.internal.actor: expected a string, got {type(value).__name__}")
 
 
 class _Reader:
@@ -385,6 +398,7 @@ class _Reader:
             _number(data.get("storage", 1.0), "claim.internal.storage", 0.0, 1e300),
             None if observed is None else self.instant(observed, "claim.internal.observed_at")[1],
             tuple(sorted(earlier, key=lambda c: c.known_at)),
+            _actor(data.get("actor")),
         )
 
 

@@ -43,6 +43,8 @@ class ClaimRecord:
         observed_at: when it was last observed, if a reinforcement moved it past its
             ``recorded_at``.
         closures: its earlier ends, oldest learned first.
+        actor: who wrote it, as the write log names them (``None``: no record says).
+            A ``WriteLogStore`` restores it: ``claim_actor`` then answers it.
     """
 
     claim: Claim
@@ -51,6 +53,7 @@ class ClaimRecord:
     storage: float = 1.0
     observed_at: int | None = None
     closures: tuple[Closure, ...] = ()
+    actor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,10 @@ The value types the seam passes (``RankFields``, ``Settlement``, ``Written``,
 the records it passes: ``ClaimRecord``, ``Closure``, ``AliasRecord``, ``Conflict``) dumps
 a scope's rows whole and restores them as they were, for ``export_jsonl`` and
 ``import_jsonl``, which refuse a store without it.
+
+**The write log.** ``WriteLogStore`` (optional; ``_governance.py``, exported here with
+``LogRecord``) appends one chained record per committed write transaction, whatever
+wrote it; ``verify()``, ``anchor()`` and ``why()``'s actor read it back.
 """
 
 from __future__ import annotations
@@ -95,14 +99,15 @@ from ._optional import (
     SingleWriteStore,
     Vectors,
 )
+from ._governance import LogRecord, WriteLogStore
 from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore
 from ._values import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = [
     "AliasRecord", "BulkWriteStore", "ClaimRecord", "Closure", "Conflict",
-    "DeferredTextIndexStore", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
+    "DeferredTextIndexStore", "LogRecord", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
     "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SweepWindow", "TimeQuery",
-    "TransferStore", "Written",
+    "TransferStore", "WriteLogStore", "Written",
 ]
 
 

@@ -322,7 +322,17 @@ class Connections:
             pass
         del self._after_commit[mark:]  # what a rolled-back step scheduled never happened
 
+    def _seal(self) -> None:
+        """Runs inside every outermost write transaction just before it commits (the
+        write log's one choke point, ``_log.WriteLog``); what it raises rolls it back."""
+
     def _commit(self, depth: int) -> None:
+        if depth == 0:
+            try:
+                self._seal()
+            except BaseException:
+                self._rollback(0, 0)
+                raise
         try:
             self._writer.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
         except sqlite3.Error as exc:  # pragma: no cover - COMMIT fails only on I/O errors

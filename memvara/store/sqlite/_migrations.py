@@ -246,7 +246,34 @@ _V7 = (
     """,
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+# v8: the tamper-evident write log. One row a committed write transaction, chained by
+# SHA-256 (``memvara/_domain/ledger.py``); ``claim_log`` says which record wrote a claim,
+# and who (``why()``'s actor: an imported claim keeps the one it was exported with). ``log_store_id`` names the store in anchors and the genesis hash;
+# ``log_secret`` keys the digests the log holds in place of text. Ids and counts only:
+# the log never holds a claim's or a turn's text.
+_V8 = (
+    """
+    CREATE TABLE IF NOT EXISTS write_log (
+        seq INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        body TEXT NOT NULL,
+        hash TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS claim_log (
+        claim_rowid INTEGER PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        actor TEXT NOT NULL
+    )
+    """,
+    "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('log_store_id', lower(hex(randomblob(16))))",
+    "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('log_secret', lower(hex(randomblob(32))))",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

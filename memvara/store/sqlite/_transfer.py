@@ -25,6 +25,7 @@ from .._transfer import AliasRecord, ClaimRecord, Closure, Conflict
 from . import _sql
 from ._core import ADVANCE_VECTOR_WATERMARK, StoreCore
 from ._episodes import content_hash
+from ._log import keep_actors
 from ._rows import (
     CLAIM_COLUMNS, INSERT_SQL, claim_row, claim_rowid, decode_claim, scope_levels, scope_of,
 )
@@ -44,7 +45,8 @@ _CHUNK = 400
 _DUMP_CLAIMS = (
     f"SELECT {CLAIM_COLUMNS}, subject_key, ended_by, salience_base, observed_at,"
     " CASE WHEN revised THEN (SELECT json_group_array(json_array(known_at, valid_to, ended_by))"
-    " FROM claim_closures WHERE claim_rowid = claims.rowid) END"
+    " FROM claim_closures WHERE claim_rowid = claims.rowid) END,"
+    " (SELECT actor FROM claim_log WHERE claim_rowid = claims.rowid)"
     " FROM claims WHERE {where} ORDER BY rowid"
 )
 """Every claim of a subtree with what ``Claim`` does not show; the earlier ends only
@@ -95,10 +97,11 @@ class Transfer(StoreCore):
         """A subtree's claims; see ``TransferStore.dump_claims``."""
         where, params = _sql.scope_subtree(scope)
         for row in self._rows(_DUMP_CLAIMS.format(where=where), params):
-            subject_key, ended_by, storage, observed_at, closures = row[25:]
+            subject_key, ended_by, storage, observed_at, closures, actor = row[25:]
             yield ClaimRecord(
                 decode_claim(row, None), subject_key, ended_by, float(storage), observed_at,
                 tuple(Closure(*c) for c in sorted(json.loads(closures))) if closures else (),
+                actor,
             )
 
     def dump_episodes(self, scope: Scope) -> Iterator[Episode]:
@@ -267,3 +270,5 @@ class Transfer(StoreCore):
             "INSERT INTO claim_closures (claim_rowid, known_at, valid_to, ended_by)"
             " VALUES (?, ?, ?, ?)", closures)
         conn.executemany("INSERT INTO claims_fts (rowid, text) VALUES (?, ?)", below)
+        keep_actors(conn, [(rowid, record.actor) for rowid, record in zip(rowids, claims)
+                           if record.actor is not None])

@@ -28,6 +28,7 @@ from ._consolidation import Consolidation
 from ._episodes import Episodes
 from ._erasure import Erasure
 from ._integrity import Integrity
+from ._log import WriteLog
 from ._predicates import Predicates
 from ._provenance import Provenance
 from ._reembed import Reembedding
@@ -38,7 +39,7 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
+    WriteLog, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
     Predicates, Integrity, Transfer, Backlog,
 ):
     """The default ``Store``: one SQLite file plus vector sidecars beside it
@@ -56,6 +57,9 @@ class SQLiteStore(
             settling of an interrupted re-embedding): every read answers, every write
             raises ``ReadOnlyStoreError``. A file or folder this process cannot write is
             opened so without it, with a warning.
+        write_log: append a chained record to the write log for every write
+            transaction (default). ``False`` is for measuring what the log costs: this
+            process's writes then go unlogged, and ``verify()`` cannot see them.
 
     Raises:
         NotAStoreError: the path is a folder, or the file is not SQLite, or is another

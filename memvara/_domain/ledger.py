@@ -1,0 +1,105 @@
+"""The write log's chain: how a record is hashed, what an anchor is, and what
+``verify()`` reports. Pure functions, shared by the store that appends records and the
+read path that walks them.
+
+A record is ``(seq, at, actor, action, body)``: its place in the chain (1, 2, ...), the
+instant of the call that wrote it (UTC microseconds), who asked, the API verb, and a
+canonical JSON object of ids, counts and keyed digests (never stored text). Its hash is
+SHA-256 over the previous record's hash and the record's canonical form, so editing,
+dropping or reordering any record changes every hash after it. The first record chains
+from a genesis hash made of the store's identity, so a chain cannot be moved between
+stores unnoticed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import InvalidArgumentError
+from .model import fields_dict
+
+__all__ = [
+    "ANCHOR_PREFIX", "Anchor", "LogReport", "canonical_body", "genesis", "keyed_digest",
+    "parse_anchor", "record_hash",
+]
+
+ANCHOR_PREFIX = "mvlog1"
+"""The first field of an anchor string: the format, so a later one can be told apart."""
+
+
+def canonical_body(body: Mapping[str, Any]) -> str:
+    """``body`` as the one JSON text a record stores and hashes: keys sorted, no spaces."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def genesis(store_id: str) -> str:
+    """The hash the first record of store ``store_id`` chains from."""
+    return hashlib.sha256(f"memvara-log:{store_id}".encode()).hexdigest()
+
+
+def record_hash(prev: str, seq: int, at: int, actor: str, action: str, body: str) -> str:
+    """SHA-256 over the previous hash and this record's canonical form (a JSON array,
+    so no field can run into the next)."""
+    form = json.dumps([prev, seq, at, actor, action, body], separators=(",", ":"),
+                      ensure_ascii=True)
+    return hashlib.sha256(form.encode()).hexdigest()
+
+
+def keyed_digest(secret: str, text: str) -> str:
+    """HMAC-SHA256 of ``text`` under the store's secret: the same text always gives the
+    same digest in one store, so a later question ("was this erased?") can be answered,
+    while someone holding the log alone cannot confirm a guess of the text."""
+    return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A point of one store's chain: the store's identity, a record's number and hash.
+    ``str(anchor)`` is the form ``anchor()`` returns and ``verify(since=...)`` takes."""
+
+    store: str
+    seq: int
+    hash: str
+
+    def __str__(self) -> str:
+        return f"{ANCHOR_PREFIX}:{self.store}:{self.seq}:{self.hash}"
+
+
+def parse_anchor(text: object) -> Anchor:
+    """The anchor ``text`` names; ``InvalidArgumentError`` (``since``) for anything else."""
+    if not isinstance(text, str):
+        raise InvalidArgumentError("since", f"expected an anchor string from anchor(), got {type(text).__name__}")
+    parts = text.split(":")
+    if len(parts) != 4 or parts[0] != ANCHOR_PREFIX or not parts[2].isdigit() \
+            or len(parts[3]) != 64 or not parts[1]:
+        raise InvalidArgumentError(
+            "since", f"not an anchor from anchor(): {text!r:.80} (expected"
+            f" '{ANCHOR_PREFIX}:<store>:<seq>:<hash>')")
+    return Anchor(parts[1], int(parts[2]), parts[3])
+
+
+@dataclass(frozen=True, slots=True)
+class LogReport:
+    """What ``verify()`` found.
+
+    ``ok`` is true when every record checked chains to the one before and, with
+    ``since``, the anchored record is still there unchanged. Otherwise ``broken`` is the
+    number (``seq``) of the first record that fails and ``problem`` says how.
+    """
+
+    ok: bool
+    records: int
+    """How many records were checked."""
+    head: str
+    """The anchor of the last record (the genesis point, ``seq`` 0, for an empty log)."""
+    broken: int | None = None
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, in JSON's types."""
+        return fields_dict(self)

@@ -1,0 +1,205 @@
+"""The tamper-evident write log: one chained record for every write transaction.
+
+The choke point is the commit, not the verbs: temporary triggers on the writer
+connection note every claim inserted, ended, retired, re-filed or deleted and every turn
+inserted, scrubbed or deleted into a temporary table, and ``_seal`` (which
+``Connections`` runs just before every outermost ``COMMIT``) folds what the transaction
+noted into one record, chained to the last (``_domain/ledger.py``), in the same
+transaction. So a write path added later is logged without knowing the log exists; what
+it knows that the rows do not (that it was a correction, a revert, a review's decision)
+it adds with ``log_note``. The API verb and the actor come from ``logged()``, which the
+facade holds around each call on the calling thread.
+
+Temporary objects belong to one connection: nothing is added to the file for them, and a
+process writing with ``write_log=False`` (the benchmark's switch) writes unlogged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
+from ..._errors import InvalidArgumentError
+from ._connections import MEMORY
+from ._core import StoreCore
+from ._rows import claim_rowid
+from ._translate import translate
+
+__all__ = ["LOG_OPS", "WriteLog", "keep_actors"]
+
+_PENDING = "temp.mv_log_pending"
+
+_ACTORS = "temp.mv_log_actors"
+"""Claims this transaction restored with the actor they were exported with."""
+
+_TRIGGERS = (
+    f"CREATE TEMP TABLE IF NOT EXISTS {_PENDING[5:]} (op TEXT NOT NULL, row INTEGER, detail TEXT)",
+    f"CREATE TEMP TABLE IF NOT EXISTS {_ACTORS[5:]} (row INTEGER PRIMARY KEY, actor TEXT NOT NULL)",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_in AFTER INSERT ON main.claims BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('added', new.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_end AFTER UPDATE OF valid_to ON main.claims"
+    " WHEN new.valid_to IS NOT old.valid_to BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('ended', new.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_retire AFTER UPDATE OF invalidated_at"
+    " ON main.claims WHEN new.invalidated_at IS NOT old.invalidated_at BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES"
+    " (CASE WHEN new.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END, new.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_refile AFTER UPDATE OF subject_key"
+    " ON main.claims WHEN new.subject_key IS NOT old.subject_key BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('refiled', new.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_out AFTER DELETE ON main.claims BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('erased', old.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_turn_in AFTER INSERT ON main.episodes BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('turns_added', new.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_turn_edit AFTER UPDATE OF content ON main.episodes"
+    " WHEN new.content IS NOT old.content BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('turns_scrubbed', new.rowid); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_turn_out AFTER DELETE ON main.episodes BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('turns_erased', old.rowid); END",
+    # aliases have no rowid, and their keys are names: counted, nothing else
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_alias_in AFTER INSERT ON main.entity_aliases BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op) VALUES ('aliases_learned'); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_alias_out AFTER DELETE ON main.entity_aliases BEGIN"
+    f" INSERT INTO {_PENDING[5:]} (op) VALUES ('aliases_removed'); END",
+)
+
+LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased",
+           "turns_added", "turns_scrubbed", "turns_erased", "aliases_learned", "aliases_removed")
+"""What a record's body holds: claims' and turns' rowids, listed; aliases, counted."""
+
+_Context = tuple[str, str, int]
+
+
+def keep_actors(conn: sqlite3.Connection, actors: Sequence[tuple[int, str]]) -> None:
+    """Inside a write transaction: the claims at these rowids were written by these
+    actors (an import putting back what an export carried), whoever commits them."""
+    if actors and conn.execute(
+            "SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_actors'").fetchone():
+        conn.executemany(f"INSERT OR REPLACE INTO {_ACTORS} (row, actor) VALUES (?, ?)", actors)
+        conn.execute(f"INSERT INTO {_PENDING} (op) VALUES ('kept')")  # the seal reads them
+
+
+class WriteLog(StoreCore):
+    """The write log part of ``SQLiteStore`` (see ``WriteLogStore`` in ``store.base``)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = MEMORY,
+        *,
+        busy_timeout: float = 30.0,
+        tracer: Callable[[str, Sequence[object]], None] | None = None,
+        read_only: bool = False,
+        write_log: bool = True,
+    ) -> None:
+        super().__init__(path, busy_timeout=busy_timeout, tracer=tracer, read_only=read_only)
+        if not isinstance(write_log, bool):
+            self.close()
+            raise InvalidArgumentError("write_log", f"expected True or False, got {write_log!r:.40}")
+        self._log_context = threading.local()
+        self._log_on = write_log and self._read_only is None
+        if self._log_on:
+            for statement in _TRIGGERS:
+                self._writer.execute(statement)
+        self._log_ids = (self._meta("log_store_id") or "", self._meta("log_secret") or "")
+
+    # -- writing --------------------------------------------------------------------------
+    @contextmanager
+    def logged(self, action: str, actor: str, at: int) -> Iterator[None]:
+        """Name what this thread commits inside: the API verb, who asked, and when (the
+        memory's clock, UTC microseconds). Nested calls keep the outermost name."""
+        stack: list[_Context] = self._log_context.__dict__.setdefault("stack", [])
+        stack.append((action, actor, at))
+        try:
+            yield
+        finally:
+            stack.pop()
+
+    def log_note(self, kind: str, **fields: object) -> None:
+        """Add ``{kind: fields}`` to the record of this thread's open write transaction
+        (a correction, a revert, a review's decision, a tombstone): ids, counts and
+        ``log_digest`` values only, never text. Rolled back with the transaction."""
+        if not self._log_on:
+            return
+        with self._writing() as conn:
+            conn.execute(f"INSERT INTO {_PENDING} (op, detail) VALUES ('note', ?)",
+                         (canonical_body({kind: fields}),))
+
+    def log_digest(self, text: str) -> str:
+        """``text``'s digest keyed by this store's secret (what the log may hold of text)."""
+        return keyed_digest(self._log_ids[1], text)
+
+    def _seal(self) -> None:
+        if not self._log_on:
+            return
+        conn = self._writer
+        try:  # one statement takes and clears them (RETURNING's order is arbitrary)
+            rows = conn.execute(f"DELETE FROM {_PENDING} RETURNING rowid, op, row, detail").fetchall()
+            if rows:
+                self._append(conn, sorted(rows))
+        except sqlite3.Error as exc:  # pragma: no cover - the transaction's own writes failed first
+            raise translate(exc) from exc
+
+    def _append(self, conn: sqlite3.Connection, rows: list[Any]) -> None:
+        body: dict[str, Any] = {}
+        notes: list[Any] = []
+        kept: dict[int, str] = {}
+        for _, op, row, detail in rows:
+            if op == "kept":
+                kept = dict(conn.execute(f"DELETE FROM {_ACTORS} RETURNING row, actor").fetchall())
+            elif op == "note":
+                notes.append(detail)
+            elif row is None:
+                body[op] = body.get(op, 0) + 1
+            else:
+                body.setdefault(op, []).append(row)
+        if notes:
+            body["notes"] = [json.loads(note) for note in notes]
+        stack: list[_Context] = getattr(self._log_context, "stack", [])
+        action, actor, at = stack[0] if stack else ("write", "", time.time_ns() // 1000)
+        head = conn.execute("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev = (1, genesis(self._log_ids[0])) if head is None else (head[0] + 1, head[1])
+        text = canonical_body(body)
+        conn.execute(
+            "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, at, actor, action, text, record_hash(prev, seq, at, actor, action, text)))
+        if "erased" in body:
+            conn.executemany("DELETE FROM claim_log WHERE claim_rowid = ?",
+                             [(row,) for row in body["erased"]])
+        if "added" in body:
+            conn.executemany(
+                "INSERT OR REPLACE INTO claim_log (claim_rowid, seq, actor) VALUES (?, ?, ?)",
+                [(row, seq, kept.get(row, actor)) for row in body["added"]])
+
+    # -- reading --------------------------------------------------------------------------
+    def log_identity(self) -> str:
+        """This store's identity, as anchors name it."""
+        return self._log_ids[0]
+
+    def log_head(self) -> Anchor:
+        """The last record's anchor (``seq`` 0 and the genesis hash for an empty log)."""
+        rows = self._query("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1")
+        if not rows:
+            return Anchor(self._log_ids[0], 0, genesis(self._log_ids[0]))
+        return Anchor(self._log_ids[0], int(rows[0][0]), str(rows[0][1]))
+
+    def log_records(self, after: int, limit: int) -> list[tuple[int, int, str, str, str, str]]:
+        """Up to ``limit`` records with ``seq > after``, in order: ``(seq, at, actor,
+        action, body, hash)`` as stored (a tampered row is returned as it is)."""
+        return [tuple(r) for r in self._query(
+            "SELECT seq, at, actor, action, body, hash FROM write_log"
+            " WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))]
+
+    def claim_actor(self, claim_id: str) -> str | None:
+        """Who wrote claim ``claim_id``, as its log record names them; ``None`` when no
+        record does (written unlogged, or before the log existed). The id is taken as
+        found: the caller has checked it names a visible claim."""
+        rows = self._query("SELECT actor FROM claim_log WHERE claim_rowid = ?",
+                           (claim_rowid(claim_id),))
+        return str(rows[0][0]) if rows else None
