@@ -84,17 +84,21 @@ def test_items_come_back_verbatim_and_in_order(mem: Memvara) -> None:
         {"role": "assistant", "content": [{"type": "output_text", "text": "hi", "annotations": []}]},
         _user("hello"),  # said again: the transcript keeps both
         {"type": "reasoning", "id": "r1", "summary": []},
+        {"id": "x1"},  # an item of a kind the adapter does not know still round-trips
     ]
     run(session.add_items(items[:2]))
     run(session.add_items(items[2:]))
     run(session.add_items([]))
+    assert run(session.get_items()) == items
+    mem.consolidate()  # each item is a slot of its own: the two "hello"s never merge
     assert run(session.get_items()) == items
     assert run(session.get_items(limit=2)) == items[-2:]
     assert run(session.get_items(limit=0)) == []
     assert run(session.get_items(limit=99)) == items
     texts = [c.text for c in mem.get_all(session="s1", predicate=ITEM_PREDICATE)]
     assert sorted(texts) == sorted(["hello", "lookup({\"q\": 1})", "42", "hi", "hello",
-                                    "reasoning"])
+                                    "reasoning", "item"])
+    assert run(session.get_items(limit=2)) == items[-2:]
 
 
 def test_session_settings_give_the_default_limit(mem: Memvara) -> None:

@@ -6,12 +6,13 @@
 ``MemvaraSession`` implements the SDK's ``Session`` protocol (``get_items``,
 ``add_items``, ``pop_item``, ``clear_session``). It writes two things:
 
-- **The items, verbatim**, as the session's transcript: one claim per item, about the
-  subject ``session_id`` with the predicate ``agents_item``, at the memory's scope
-  narrowed to ``session=session_id``; the item itself rides in the claim's ``meta``
-  and its text is the claim's text, so the transcript is searchable. ``get_items()``
-  returns them exactly as added, in order: tool calls and their outputs included, as the
-  Runner needs to replay them.
+- **The items, verbatim**, as the session's transcript: one claim per item, at the
+  memory's scope narrowed to ``session=session_id``, in a slot of its own (subject
+  ``"<session_id> item <n>"``, predicate ``agents_item``, object the item's role or type,
+  so no write and no ``consolidate()`` ever merges two items that say the same); the
+  item itself rides in the claim's ``meta`` and its text is the claim's text, so the
+  transcript is searchable. ``get_items()`` returns them exactly as added, in order:
+  tool calls and their outputs included, as the Runner needs to replay them.
 - **What the user says**, through ``add()`` at the memory's own scope (not the
   session's): the user's message items become turns and the facts they state become
   claims, so what is learned outlives the session and other sessions of the same user
@@ -125,20 +126,29 @@ class MemvaraSession:
     async def clear_session(self) -> None:
         """Retire every item of the session (the learned facts stay)."""
         async with self._lock:
-            await asyncio.to_thread(self._transcript.forget, self.session_id, ITEM_PREDICATE)
+            await asyncio.to_thread(self._clear)
 
     # -- on a worker thread ---------------------------------------------------------------
-    def _live(self) -> list[tuple[Claim, Any]]:
-        claims = self._transcript.get_all(subject=self.session_id, predicate=ITEM_PREDICATE)
+    def _claims(self, states: Sequence[str] = ("live",)) -> list[Claim]:
+        """The transcript's claims in ``states``, in the order added (the session's own
+        scope only: a read there also sees the broader scopes above it)."""
+        own = self._transcript.default_scope
+        claims = [claim for claim in self._transcript.get_all(states=states,
+                                                              predicate=ITEM_PREDICATE)
+                  if claim.scope == own]
         claims.sort(key=lambda claim: cast(int, claim.meta["position"]))
-        return [(claim, claim.meta["item"]) for claim in claims]
+        return claims
+
+    def _live(self) -> list[tuple[Claim, Any]]:
+        return [(claim, claim.meta["item"]) for claim in self._claims()]
 
     def _append(self, items: list[dict[str, Any]]) -> None:
-        start = self._transcript.count(states=("live", "ended", "retired"),
-                                       subject=self.session_id, predicate=ITEM_PREDICATE)
+        every = self._claims(("live", "ended", "retired"))
+        start = 1 + cast(int, every[-1].meta["position"]) if every else 0
         self._transcript.remember_many([
-            Claim(self.session_id, ITEM_PREDICATE, f"item {start + i}", text=_text(item),
-                  memory_type="episodic", meta={"position": start + i, "item": item})
+            Claim(f"{self.session_id} item {start + i}", ITEM_PREDICATE, _kind(item),
+                  text=_text(item), memory_type="episodic",
+                  meta={"position": start + i, "item": item})
             for i, item in enumerate(items)
         ])
         said = [{"role": "user", "content": text} for text in map(_user_text, items) if text]
@@ -147,6 +157,10 @@ class MemvaraSession:
                 self.last_receipt = self._memory.add(said)
             except ExtractionPendingError as exc:  # stored; its turns wait for a retry
                 self.last_receipt = exc.receipt
+
+    def _clear(self) -> None:
+        for claim in self._claims():
+            self._transcript.delete(claim.id)
 
     def _pop(self) -> Any:
         live = self._live()
@@ -189,6 +203,11 @@ def _text(item: dict[str, Any]) -> str:
         parts.append(f"{item.get('name')}({item.get('arguments')})")
     text = " ".join(part for part in parts if part.strip())
     return text or str(item.get("type") or item.get("role") or "item")
+
+
+def _kind(item: dict[str, Any]) -> str:
+    """An item's role (a message) or type (anything else): its claim's object."""
+    return str(item.get("role") or item.get("type") or "item")
 
 
 def _user_text(item: dict[str, Any]) -> str:
