@@ -170,6 +170,18 @@ def test_search_looks_further_when_the_best_hits_are_under_another_prefix(store:
     assert [(h.namespace, h.key) for h in hits] == [(("mine",), "one")]
 
 
+def test_search_looks_a_bounded_depth_into_the_memorys_ranking(mem: Memvara) -> None:
+    """Deeper than three searches' worth of better-ranked claims, an item is missed (the
+    documented loss); the memory's own search, asked deep enough, still finds it."""
+    crowded = MemvaraStore(mem)
+    for i in range(30):  # 300 claims outranking the one item looked for
+        crowded.put(("noise",), f"n{i}", {f"f{j}": f"apple apple apple {i} {j}" for j in range(10)})
+    crowded.put(("mine",), "one", {"text": "apple pie"})
+    assert crowded.search(("mine",), query="apple apple apple", limit=1) == []
+    deep = [h.text for h in mem.search("apple apple apple", k=1000)]
+    assert deep.index("text: apple pie") >= 16 * 16  # below the depth the store looks
+
+
 def test_search_without_a_query_lists_newest_first_and_filters(store: MemvaraStore, clock: Clock) -> None:
     store.put(("p",), "a", {"age": 30, "city": "Berlin", "vip": True, "tags": ["x", "y"],
                             "address": {"zip": "10115", "street": "Main"}})

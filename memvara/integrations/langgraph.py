@@ -8,7 +8,7 @@ the item, in a slot of its own that holds one value. Changing ``city`` ends exac
 old ``city`` (on both clocks, with its history kept: ``memory.history()``), a field
 left out of a later ``put`` is retired, ``delete`` retires the item, and
 ``search(prefix, query=...)`` ranks with memvara's own search (BM25 and vectors, fused
-and explained). Every write is one ``remember_many()`` call, so a ``put`` settles all
+and explained) and keeps the hits that are this store's, under the prefix. Every write is one ``remember_many()`` call, so a ``put`` settles all
 its fields in one transaction.
 
 What it loses: the predicate registry. A field is a predicate of this store's own
@@ -18,7 +18,10 @@ LangGraph has no time keywords, so reads are always "now" (the history is there 
 the memory itself); ``index=`` is accepted and ignored (every field is indexed, as text
 and as a vector); TTLs are not supported; ``updated_at`` moves when a ``put`` changes the
 value, not when it repeats it (a repeat is a reinforcement); and values are JSON (a
-tuple comes back a list).
+tuple comes back a list). Search filters memvara's ranking after the fact: it looks at
+most ``16 * max(16, 4 * (offset + limit))`` hits deep (three searches, each four times
+deeper), so in a memory where other claims outrank an item's beyond that depth, the item
+is missed (``memory.search()`` with a larger ``k`` still finds its claims).
 
 Keying: namespaces and keys are hashed into the claim's subject, and field names into
 its predicate, because memvara folds entity names (case and punctuation) and
@@ -78,6 +81,8 @@ ITEM = "langgraph_item"
 FIELD = "langgraph_field_"
 """The prefix of a field's predicate; the rest is a hash of the field's name."""
 _MAX_K = 1_000_000
+_LOOKS = 3
+"""How many searches one ``search(query=...)`` makes at most, each four times deeper."""
 
 
 class NamespaceLabelError(InvalidArgumentError, InvalidNamespaceError):
@@ -224,18 +229,19 @@ class MemvaraStore(BaseStore):
             ranked = [(c.subject, None) for c in self._records()]
             return self._page(op, ranked, want)
         k = min(max(want * 4, 16), _MAX_K)
-        while True:
+        own = self.memory.default_scope
+        for _ in range(_LOOKS):
             hits = self.memory.search(op.query, k=k)
-            own = self.memory.default_scope
             best: dict[str, float | None] = {}
             for hit in hits:
                 claim = hit.claim
                 if claim is not None and claim.scope == own and "langgraph" in claim.meta:
                     best.setdefault(claim.subject, hit.score)
             page = self._page(op, list(best.items()), want)
-            if len(page) == op.limit or len(hits) < k or k == _MAX_K:
-                return page
+            if len(page) == op.limit or len(hits) < k:
+                break
             k = min(k * 4, _MAX_K)
+        return page
 
     def _page(self, op: SearchOp, ranked: Sequence[tuple[str, float | None]],
               want: int) -> list[SearchItem]:
