@@ -603,6 +603,12 @@ def argument_slots() -> list[Slot]:
         Slot("verify(since=)", lambda e, v: e.mem.verify(since=v)),
         Slot("anchor()", lambda e, v: e.mem.anchor()),
         Slot("remember(actor=)", lambda e, v: e.mem.remember("user", "likes", "jam", actor=v)),
+        # retention
+        Slot("prune(older_than=)", lambda e, v: e.mem.prune(v)),
+        Slot("prune(states=)", lambda e, v: e.mem.prune(timedelta(days=1), states=v)),
+        Slot("prune(keep_at_most=)", lambda e, v: e.mem.prune(timedelta(days=1), keep_at_most=v)),
+        Slot("restore_archived(claim_ids=)", lambda e, v: e.mem.restore_archived(v)),
+        Slot("archived(subject=)", lambda e, v: e.mem.archived(v, "likes")),
         # the graph
         Slot("neighborhood(entity=)", lambda e, v: e.mem.neighborhood(v, depth=3), big=True),
         Slot("neighborhood(predicates=[v])",

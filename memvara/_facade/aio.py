@@ -203,6 +203,9 @@ class _AsyncAPI:
     # -- governance -------------------------------------------------------------------
     verify = _ToThread(_SYNC.verify)
     anchor = _ToThread(_SYNC.anchor)
+    prune = _ToThread(_SYNC.prune)
+    restore_archived = _ToThread(_SYNC.restore_archived)
+    archived = _ToThread(_SYNC.archived)
 
 
 class AsyncScopedMemvara(_AsyncAPI):

@@ -29,6 +29,7 @@ from ..store.base import Store
 from ..telemetry import Recorder
 from .core import Core, check_embedder, open_core
 from .governance import GovernAPI
+from .retention import RetentionAPI
 from .keywords import check_every_public_method
 from .reads import ReadAPI
 from .writes import WriteAPI
@@ -36,7 +37,7 @@ from .writes import WriteAPI
 __all__ = ["Memvara", "ScopedMemvara"]
 
 
-class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI):
+class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI, RetentionAPI):
     """Every operation on a memory, at a bound default scope (shared by both handles)."""
 
     @property

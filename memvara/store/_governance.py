@@ -1,5 +1,6 @@
-"""What a store must offer for governance: ``WriteLogStore``, an optional protocol
-(exported by ``memvara.store.base``), for the tamper-evident write log.
+"""What a store must offer for governance, as optional protocols (exported by
+``memvara.store.base``): ``WriteLogStore`` for the tamper-evident write log,
+``ArchiveStore`` for retention.
 
 The log is the store's to keep because it must be written in the same transaction as
 the rows it describes, whatever write path made them: a store appends one record per
@@ -11,12 +12,14 @@ log, and ``verify()``/``anchor()`` on it raise ``StoreError``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from .._domain.ledger import Anchor
+from .._domain.model import Claim, Scope
 
-__all__ = ["LogRecord", "WriteLogStore"]
+__all__ = ["ArchiveStore", "LogRecord", "WriteLogStore"]
 
 LogRecord = tuple[int, int, str, str, str, str]
 """``(seq, at, actor, action, body, hash)``: one record as stored."""
@@ -76,4 +79,46 @@ class WriteLogStore(Protocol):
         """The ``actor`` of the record that added claim ``claim_id`` (an id the caller
         found visible), or for a restored claim the actor its ``ClaimRecord`` carried;
         ``None`` when no record did."""
+        ...
+
+
+@runtime_checkable
+class ArchiveStore(Protocol):
+    """A store that moves claims out of reach and back (retention: ``prune()``).
+
+    An archived claim is gone from every read of the ``Store`` protocol (no read sees
+    it, as after an erase) but kept whole, to come back with ``restore_archived`` as it
+    was: id, clocks, text, sources, earlier ends, search entry, vector. A claim still
+    waiting for its vector is never archived.
+    """
+
+    def archive_claims(
+        self, scope: Scope, cutoffs: Mapping[str, int], keep_at_most: int | None, now: int,
+    ) -> dict[str, int]:
+        """In one transaction, archive the claims of ``scope``'s subtree that stopped
+        holding before ``cutoffs[state]`` (microseconds): for ``"ended"`` its
+        ``valid_to``, for ``"retired"`` its ``invalidated_at``, for ``"live"`` (only when
+        given) its last observation. Then, if ``keep_at_most`` is set and the subtree
+        still holds more claims than that, archive more rows of those states, whatever
+        their age: ended ones first, least salient first, then the earliest stopped.
+        ``now`` is the store clock's instant (states are read at it; ``archived_at``).
+
+        Returns:
+            How many were archived in each state of ``cutoffs``, and ``evicted``: how
+            many of them the capacity bound took.
+        """
+        ...
+
+    def restore_archived(self, scope: Scope, claim_ids: Collection[str] | None) -> list[str]:
+        """Put back, in one transaction, the archived claims of ``scope``'s subtree
+        (only ``claim_ids`` of them, when given: ids the archive does not hold there are
+        skipped); their ids, in row order."""
+        ...
+
+    def archived_claims(
+        self, scope: Scope, slot: tuple[str, str] | None = None,
+    ) -> list[tuple[Claim, int]]:
+        """The archived claims of ``scope``'s subtree (of one ``(subject_key,
+        predicate)`` slot, when given), oldest row first, each with the instant it was
+        archived (microseconds); as they stand now (``Claim`` with every closure)."""
         ...

@@ -81,6 +81,8 @@ a scope's rows whole and restores them as they were, for ``export_jsonl`` and
 **The write log.** ``WriteLogStore`` (optional; ``_governance.py``, exported here with
 ``LogRecord``) appends one chained record per committed write transaction, whatever
 wrote it; ``verify()``, ``anchor()`` and ``why()``'s actor read it back.
+``ArchiveStore`` (optional, same module) moves old claims out of reach and back, for
+``prune()``, ``restore_archived()`` and ``archived()``.
 """
 
 from __future__ import annotations
@@ -99,12 +101,12 @@ from ._optional import (
     SingleWriteStore,
     Vectors,
 )
-from ._governance import LogRecord, WriteLogStore
+from ._governance import ArchiveStore, LogRecord, WriteLogStore
 from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore
 from ._values import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = [
-    "AliasRecord", "BulkWriteStore", "ClaimRecord", "Closure", "Conflict",
+    "AliasRecord", "ArchiveStore", "BulkWriteStore", "ClaimRecord", "Closure", "Conflict",
     "DeferredTextIndexStore", "LogRecord", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
     "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SweepWindow", "TimeQuery",
     "TransferStore", "WriteLogStore", "Written",

@@ -32,7 +32,7 @@ from ._core import StoreCore
 from ._rows import claim_rowid
 from ._translate import translate
 
-__all__ = ["LOG_OPS", "WriteLog", "keep_actors"]
+__all__ = ["LOG_OPS", "WriteLog", "keep_actors", "relabel"]
 
 _PENDING = "temp.mv_log_pending"
 
@@ -70,11 +70,19 @@ _TRIGGERS = (
     f" INSERT INTO {_PENDING[5:]} (op) VALUES ('aliases_removed'); END",
 )
 
-LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased",
+LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased", "archived", "restored",
            "turns_added", "turns_scrubbed", "turns_erased", "aliases_learned", "aliases_removed")
 """What a record's body holds: claims' and turns' rowids, listed; aliases, counted."""
 
 _Context = tuple[str, str, int]
+
+
+def relabel(conn: sqlite3.Connection, old: str, new: str, rows: str) -> None:
+    """Inside a write transaction: record the claims whose rowids table ``rows`` holds
+    as ``new`` rather than ``old`` (a delete that archived, an insert that restored)."""
+    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_pending'").fetchone():
+        conn.execute(f"UPDATE {_PENDING} SET op = ? WHERE op = ? AND row IN (SELECT rowid FROM {rows})",
+                     (new, old))
 
 
 def keep_actors(conn: sqlite3.Connection, actors: Sequence[tuple[int, str]]) -> None:

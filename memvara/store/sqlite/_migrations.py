@@ -273,7 +273,41 @@ _V8 = (
     "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('log_secret', lower(hex(randomblob(32))))",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+# v9: the retention archive. ``prune()`` moves claims that stopped holding long ago out
+# of ``claims`` into this table, every column as it was plus when it moved and its
+# earlier ends (``closures``, JSON, from ``claim_closures``, which the delete trigger
+# clears); ``restore_archived()`` puts them back. Reads never look here unless asked.
+# A later migration that adds a column to ``claims`` adds it here too (a test holds
+# the two tables to the same columns).
+_V9 = (
+    """
+    CREATE TABLE IF NOT EXISTS claims_archive (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
+        s_agent TEXT NOT NULL, s_session TEXT NOT NULL,
+        subject TEXT NOT NULL, subject_key TEXT NOT NULL,
+        predicate TEXT NOT NULL, object TEXT NOT NULL,
+        polarity INTEGER NOT NULL,
+        valid_from INTEGER NOT NULL, valid_to INTEGER, valid_to_known_at INTEGER,
+        recorded_at INTEGER NOT NULL, invalidated_at INTEGER, invalidated_by TEXT,
+        confidence REAL NOT NULL, memory_type TEXT NOT NULL,
+        text TEXT NOT NULL, extractor TEXT NOT NULL,
+        meta TEXT, sources TEXT,
+        observations INTEGER NOT NULL,
+        revised INTEGER NOT NULL,
+        vec_slot INTEGER,
+        object_key TEXT, ended_by TEXT,
+        salience_base REAL NOT NULL, salience REAL NOT NULL, observed_at INTEGER,
+        archived_at INTEGER NOT NULL,
+        closures TEXT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS claims_archive_slot ON claims_archive"
+    " (s_user, s_tenant, s_agent, s_session, subject_key, predicate)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -22,6 +22,7 @@ Subclassing ``StoreCore`` lets ``mypy --strict`` check every ``self`` access of 
 from __future__ import annotations
 
 from ._aliases import Aliases
+from ._archive import Archive
 from ._backlog import Backlog
 from ._candidates import Candidates
 from ._consolidation import Consolidation
@@ -39,7 +40,7 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    WriteLog, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
+    WriteLog, Archive, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
     Predicates, Integrity, Transfer, Backlog,
 ):
     """The default ``Store``: one SQLite file plus vector sidecars beside it
