@@ -222,9 +222,14 @@ def test_the_async_methods(storage: MemvaraStorage) -> None:
 def test_records_stay_in_the_memvara_scope_of_their_handle(mem: Memvara) -> None:
     alice = MemvaraStorage(AsyncMemvara(mem).scope(user="alice"))
     bob = MemvaraStorage(mem.scope(user="bob"))
+    root = MemvaraStorage(mem)
     alice.save([record("alice's note")])
+    root.save([record("a shared note")])
     assert alice.count() == 1 and bob.count() == 0
-    assert MemvaraStorage(mem).count() == 0  # the root does not see a user's rows
+    assert root.count() == 1  # the root does not see a user's rows
+    # Nor does a user's storage touch the root's: its reset retires its own records only.
+    alice.reset()
+    assert (alice.count(), root.count()) == (0, 1)
 
 
 def test_a_stored_record_is_decoded_once(storage: MemvaraStorage,

@@ -14,8 +14,8 @@ embedding CrewAI computed ride in the claim's ``meta``.
 What it keeps: both clocks, because nothing is overwritten. ``update`` supersedes the
 record's claim (the old version stays in ``history(record_id, "crewai_memory")``), and
 ``delete``/``reset`` retire (reads at an earlier ``known_at`` still see what was
-removed); scope isolation, because the memvara scope is the handle's and CrewAI's scope
-path is only data, filtered on. What it loses is most of what makes memvara different:
+removed); scope isolation, because the memvara scope is the handle's (its own level only,
+not the broader ones it inherits) and CrewAI's scope path is only data, filtered on. What it loses is most of what makes memvara different:
 
 - **The query text.** CrewAI embeds the query itself and hands the storage only the
   vector, so search cannot use memvara's search at all: no BM25 (an exact name or number
@@ -235,10 +235,12 @@ class MemvaraStorage:
 
     # -- the rows -------------------------------------------------------------------------
     def _rows(self, claims: Iterable[Claim]) -> list[_Row]:
-        """The live records, decoded once per claim (a claim never changes: an update
-        is a new claim), so a search decodes only what was written since the last."""
-        known = self._decoded
-        rows = [known.get(claim.id) or _row(claim) for claim in claims]
+        """The records among ``claims`` at the handle's own scope (not those it
+        inherits, so one crew's ``reset`` never retires a broader scope's records),
+        decoded once per claim (a claim never changes: an update is a new claim), so a
+        search decodes only what was written since the last."""
+        known, own = self._decoded, self._memory.default_scope
+        rows = [known.get(claim.id) or _row(claim) for claim in claims if claim.scope == own]
         self._decoded = {row.claim.id: row for row in rows}
         return rows
 
