@@ -533,3 +533,12 @@ def test_python_dash_m(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
         runpy.run_module("memvara.server", run_name="__main__")
     assert done.value.code == 0 and "MEMVARA_DB" in capsys.readouterr().out
     assert importlib.import_module("memvara.server.__main__").main is main  # imported: runs nothing
+
+
+def test_the_guides_exchange_is_what_the_server_answers(session: Session) -> None:
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text(encoding="utf-8")
+    part = guide.split("Memory for an MCP client: `memvara-mcp`\n")[1].split("\n## ")[0]
+    asked, shown = (json.loads(block) for block in re.findall(r"```json\n(.*?)```", part, re.S))
+    assert handle(session, json.dumps(asked).encode()) == shown
+    assert request(session, "tools/call", {"name": "memory_stats"})["result"][
+        "structuredContent"]["episodes"] == 0
