@@ -9,6 +9,7 @@ import json
 import math
 import re
 import runpy
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -542,3 +543,11 @@ def test_the_guides_exchange_is_what_the_server_answers(session: Session) -> Non
     assert handle(session, json.dumps(asked).encode()) == shown
     assert request(session, "tools/call", {"name": "memory_stats"})["result"][
         "structuredContent"]["episodes"] == 0
+
+
+def test_the_server_imports_no_sdk_and_no_framework() -> None:
+    code = ("import sys, memvara.server; print(sorted(m for m in ('mcp', 'pydantic', 'anyio',"
+            " 'httpx') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
