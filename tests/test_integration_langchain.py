@@ -24,7 +24,7 @@ from langchain_core.messages import (  # noqa: E402
 )
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 
-from memvara import InvalidArgumentError, InvalidTimeError, Memvara  # noqa: E402
+from memvara import AsyncMemvara, InvalidArgumentError, InvalidTimeError, Memvara  # noqa: E402
 from memvara.integrations.langchain import (  # noqa: E402
     MemvaraChatMessageHistory,
     MemvaraRetriever,
@@ -105,8 +105,9 @@ def test_the_retriever_searches_at_its_handles_scope(mem: Memvara) -> None:
     assert objects(docs) == ["Oslo"]
 
 
-def test_ainvoke_answers_like_invoke(moved: Memvara) -> None:
-    retriever = MemvaraRetriever(memory=moved)
+def test_ainvoke_answers_like_invoke_and_an_async_handle_is_taken(moved: Memvara) -> None:
+    retriever = MemvaraRetriever(memory=AsyncMemvara(moved))
+    assert retriever.memory is moved
     docs = asyncio.run(retriever.ainvoke("Ana", as_of=MAR))
     assert objects(docs) == ["Berlin"]
 

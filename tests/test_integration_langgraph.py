@@ -23,7 +23,7 @@ from langgraph.store.base import (  # noqa: E402
     SearchOp,
 )
 
-from memvara import Claim, InvalidArgumentError, Memvara  # noqa: E402
+from memvara import AsyncMemvara, Claim, InvalidArgumentError, Memvara  # noqa: E402
 from memvara.integrations.langgraph import ITEM, MemvaraStore, NamespaceLabelError  # noqa: E402
 
 from .conftest import NOW, Clock  # noqa: E402
@@ -253,6 +253,8 @@ def test_items_live_at_the_exact_scope_of_the_handle(mem: Memvara) -> None:
     assert [h.value for h in ana.search(("prefs",), query="dark")] == [{"dark": True}]
     assert [h.value for h in ana.search(("prefs",))] == [{"dark": True}]
     assert MemvaraStore(mem.scope(user="bo")).list_namespaces() == []
+    wrapped = MemvaraStore(AsyncMemvara(mem).scope(user="ana"))  # an async handle's sync twin
+    assert wrapped.get(("prefs",), "theme").value == {"dark": True}  # type: ignore[union-attr]
 
 
 def test_claims_retired_through_the_memory_itself_leave_the_item(store: MemvaraStore, mem: Memvara) -> None:

@@ -15,6 +15,8 @@ from typing import Any, cast
 
 from memvara import (
     STATES,
+    AsyncMemvara,
+    AsyncScopedMemvara,
     Episode,
     InvalidArgumentError,
     InvalidTimeError,
@@ -23,7 +25,10 @@ from memvara import (
     ScopedMemvara,
 )
 
-__all__ = ["Reading", "TIME_KEYWORDS", "check_memory", "metadata", "reading"]
+__all__ = ["MemoryHandle", "Reading", "TIME_KEYWORDS", "check_memory", "metadata", "reading"]
+
+MemoryHandle = Memvara | ScopedMemvara | AsyncMemvara | AsyncScopedMemvara
+"""What an adapter takes: any handle on a memory, sync or async, at any scope."""
 
 TIME_KEYWORDS = ("valid_at", "known_at", "as_of")
 """The per-call keywords: a call naming any of them sets all three."""
@@ -57,10 +62,15 @@ class Reading:
 
 
 def check_memory(memory: object) -> Memvara | ScopedMemvara:
-    """``memory`` if it is a memory handle, else a clear error."""
+    """The synchronous handle ``memory`` is or wraps (an async one's ``.sync``: the
+    adapters run memvara's calls on a worker thread where the framework is async), else
+    a clear error."""
+    if isinstance(memory, (AsyncMemvara, AsyncScopedMemvara)):
+        return memory.sync
     if not isinstance(memory, (Memvara, ScopedMemvara)):
         raise InvalidArgumentError(
-            "memory", f"expected a Memvara or ScopedMemvara, got {type(memory).__name__}")
+            "memory", f"expected a Memvara, ScopedMemvara or their async twins, got"
+                      f" {type(memory).__name__}")
     return memory
 
 

@@ -49,7 +49,7 @@ except ImportError as exc:  # the extra is not installed
 
 from memvara import InvalidArgumentError, Memvara, ScopedMemvara, WriteReceipt
 
-from ._retrieval import TIME_KEYWORDS, check_memory, metadata, reading
+from ._retrieval import TIME_KEYWORDS, MemoryHandle, check_memory, metadata, reading
 
 __all__ = ["MemvaraChatMessageHistory", "MemvaraRetriever"]
 
@@ -67,7 +67,8 @@ class MemvaraRetriever(BaseRetriever):
     sets all three.
 
     Args:
-        memory: a ``Memvara`` or a ``ScopedMemvara`` (whose scope every search uses).
+        memory: a ``Memvara`` or a ``ScopedMemvara`` (whose scope every search uses), or
+            an async twin of one (its ``.sync`` is used).
         k: at most this many documents (1 to 1,000,000).
         valid_at, known_at, as_of: the instants searched at, as in ``search()``.
         states: the claim states admitted (default live only).
@@ -90,7 +91,7 @@ class MemvaraRetriever(BaseRetriever):
     def __init__(
         self,
         *,
-        memory: Memvara | ScopedMemvara,
+        memory: MemoryHandle,
         k: int = 4,
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
@@ -152,7 +153,8 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
     broader memory is untouched. The module docstring lists what the write path drops.
 
     Args:
-        memory: a ``Memvara`` or ``ScopedMemvara``; the session is made beneath its scope.
+        memory: a ``Memvara`` or ``ScopedMemvara`` (or an async twin); the session is
+            made beneath its scope.
         session_id: the session's name, a non-blank string.
 
     Raises:
@@ -161,7 +163,7 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
             not keep (``user``, ``assistant``, ``system``, ``tool``).
     """
 
-    def __init__(self, memory: Memvara | ScopedMemvara, session_id: str) -> None:
+    def __init__(self, memory: MemoryHandle, session_id: str) -> None:
         if not isinstance(session_id, str) or not session_id.strip():
             raise InvalidArgumentError("session_id", f"expected a non-blank string, got {session_id!r:.40}")
         self.session_id = session_id

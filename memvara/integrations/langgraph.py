@@ -71,7 +71,7 @@ from memvara import (
     Volatility,
 )
 
-from ._retrieval import check_memory
+from ._retrieval import MemoryHandle, check_memory
 from ._langgraph_filter import check_filter, matches
 
 __all__ = ["MemvaraStore", "NamespaceLabelError"]
@@ -109,7 +109,8 @@ class MemvaraStore(BaseStore):
     """A LangGraph store whose items are memvara claims (see the module docstring).
 
     Args:
-        memory: a ``Memvara`` or ``ScopedMemvara``; items live at its scope.
+        memory: a ``Memvara`` or ``ScopedMemvara`` (or an async twin); items live at its
+            scope.
 
     Raises:
         InvalidArgumentError: ``memory`` is not a memory handle; from ``batch()``, a bad
@@ -119,7 +120,7 @@ class MemvaraStore(BaseStore):
             ``InvalidNamespaceError`` for it first).
     """
 
-    def __init__(self, memory: Memvara | ScopedMemvara) -> None:
+    def __init__(self, memory: MemoryHandle) -> None:
         self.memory = check_memory(memory)
         self._declared: set[str] = set()
         self._declare(ITEM)
@@ -226,7 +227,9 @@ class MemvaraStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         want = op.offset + op.limit
         if op.query is None:
-            ranked = [(c.subject, None) for c in self._records()]
+            prefix = op.namespace_prefix
+            ranked = [(c.subject, None) for c in self._records()
+                      if tuple(_about(c)["namespace"][: len(prefix)]) == prefix]
             return self._page(op, ranked, want)
         k = min(max(want * 4, 16), _MAX_K)
         own = self.memory.default_scope

@@ -31,7 +31,7 @@ except ImportError as exc:  # the extra is not installed
 
 from memvara import Memvara, ScopedMemvara
 
-from ._retrieval import check_memory, metadata, reading
+from ._retrieval import MemoryHandle, check_memory, metadata, reading
 
 __all__ = ["MemvaraRetriever"]
 
@@ -47,7 +47,8 @@ class MemvaraRetriever(BaseRetriever):
     thread, so an event loop is not blocked.
 
     Args:
-        memory: a ``Memvara`` or a ``ScopedMemvara`` (whose scope every search uses).
+        memory: a ``Memvara`` or a ``ScopedMemvara`` (whose scope every search uses), or
+            an async twin of one (its ``.sync`` is used).
         k: at most this many nodes (1 to 1,000,000).
         valid_at, known_at, as_of: the instants searched at, as in ``search()``.
         states: the claim states admitted (default live only).
@@ -60,7 +61,7 @@ class MemvaraRetriever(BaseRetriever):
 
     def __init__(
         self,
-        memory: Memvara | ScopedMemvara,
+        memory: MemoryHandle,
         k: int = 4,
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
