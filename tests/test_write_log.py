@@ -78,13 +78,13 @@ def test_why_names_the_actor_of_the_write_that_added_the_claim(mem: Memvara) -> 
     assert why.to_dict()["actor"] == "importer"
 
 
-def test_why_has_no_actor_for_a_claim_written_unlogged(tmp_path: Path) -> None:
+def test_a_claim_written_unlogged_or_unnamed_has_its_scopes_default_actor(tmp_path: Path) -> None:
     path = str(tmp_path / "m.db")
     with Memvara(store=SQLiteStore(path, write_log=False)) as mem:
-        claim = mem.remember("maya", "likes", "tea").added[0]
+        claim = mem.remember("maya", "likes", "tea", user="maya", actor="someone").added[0]
         assert records(mem) == []
-        why = mem.why(claim.id)
-        assert why is not None and why.actor is None
+        why = mem.why(claim.id, user="maya")
+        assert why is not None and why.actor == "maya"  # no record names anyone
     with Memvara(path) as mem:  # opened logged again: the chain starts at the next write
         mem.remember("maya", "likes", "jazz")
         assert [r[0] for r in records(mem)] == [1] and mem.verify().ok
@@ -335,17 +335,30 @@ def test_a_record_that_cannot_be_appended_rolls_its_write_back(
     assert mem.verify().records == 2
 
 
-def test_one_write_adds_four_statements_at_its_commit(db_path: str, clock: Clock) -> None:
+def test_one_write_adds_two_statements_at_its_commit(db_path: str, clock: Clock) -> None:
     seen: list[str] = []
     store = SQLiteStore(db_path, tracer=lambda sql, params: seen.append(sql))
     with Memvara(store=store, clock=clock) as mem:
         mem.remember("ada", "lives_in", "Paris")
         seen.clear()
         mem.remember("bob", "lives_in", "Oslo")
-        tail = seen[seen.index("COMMIT") - 4:seen.index("COMMIT")]
+        tail = seen[seen.index("COMMIT") - 2:seen.index("COMMIT")]
         assert [" ".join(sql.split()[:3]) for sql in tail] == [
-            "DELETE FROM temp.mv_log_pending", "SELECT seq, hash", "INSERT INTO write_log",
-            "INSERT OR REPLACE"]
+            "DELETE FROM temp.mv_log_pending", "INSERT INTO write_log"]
+        seen.clear()
+        mem.remember("cy", "lives_in", "Rome", actor="named")  # a named actor: one row more
+        tail = seen[seen.index("COMMIT") - 3:seen.index("COMMIT")]
+        assert [" ".join(sql.split()[:3]) for sql in tail] == [
+            "DELETE FROM temp.mv_log_pending", "INSERT INTO write_log", "INSERT OR REPLACE"]
+
+
+def test_a_second_store_on_the_file_chains_after_the_first(db_path: str, clock: Clock) -> None:
+    with Memvara(db_path, clock=clock) as first, Memvara(db_path, clock=clock) as second:
+        first.remember("ada", "lives_in", "Paris")
+        second.remember("bob", "lives_in", "Oslo")
+        first.remember("cy", "lives_in", "Rome")  # its cached head is stale: it re-reads
+        second.remember("di", "lives_in", "Nice")
+        assert [r[0] for r in records(first)] == [1, 2, 3, 4] and first.verify().ok
 
 
 def test_an_export_carries_each_claims_actor_and_the_import_is_logged(tmp_path: Path, clock: Clock) -> None:

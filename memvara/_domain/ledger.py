@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InvalidArgumentError
-from .model import fields_dict
+from .model import Scope, fields_dict
 
 __all__ = [
-    "ANCHOR_PREFIX", "Anchor", "LogReport", "canonical_body", "genesis", "keyed_digest",
+    "ANCHOR_PREFIX", "Anchor", "LogReport", "canonical_body", "default_actor", "genesis",
+    "keyed_digest",
     "parse_anchor", "record_hash",
 ]
 
@@ -33,7 +34,11 @@ ANCHOR_PREFIX = "mvlog1"
 
 
 def canonical_body(body: Mapping[str, Any]) -> str:
-    """``body`` as the one JSON text a record stores and hashes: keys sorted, no spaces."""
+    """``body`` as the one JSON text a record stores and hashes: keys sorted, no spaces.
+    (A body of id lists alone, every write's, is joined by hand: ``json.dumps`` with
+    sorted keys cost ~5 us of a ~110 us single write.)"""
+    if all(type(v) is list and all(type(i) is int for i in v) for v in body.values()):
+        return "{" + ",".join(f'"{k}":[{",".join(map(str, body[k]))}]' for k in sorted(body)) + "}"
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
@@ -43,11 +48,17 @@ def genesis(store_id: str) -> str:
 
 
 def record_hash(prev: str, seq: int, at: int, actor: str, action: str, body: str) -> str:
-    """SHA-256 over the previous hash and this record's canonical form (a JSON array,
-    so no field can run into the next)."""
-    form = json.dumps([prev, seq, at, actor, action, body], separators=(",", ":"),
-                      ensure_ascii=True)
-    return hashlib.sha256(form.encode()).hexdigest()
+    """SHA-256 over the previous hash and this record's canonical form: the fields one
+    a line, the two free texts each after its length, so no field can run into the
+    next (``prev``, ``seq``, ``at`` and ``body`` hold no newline)."""
+    form = f"{prev}\n{seq}\n{at}\n{len(actor)}:{actor}\n{len(action)}:{action}\n{body}"
+    return hashlib.sha256(form.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def default_actor(scope: Scope) -> str:
+    """Who a write names when its caller names no one: the scope's agent, else its
+    user, else ``""`` (a claim's actor, unless its write named one)."""
+    return scope.agent or scope.user or ""
 
 
 def keyed_digest(secret: str, text: str) -> str:

@@ -187,8 +187,8 @@ class Provenance:
     """The claim that retired or ended this one, if any (``None`` for a plain
     ``delete()``/``forget()``, or a closer this scope cannot see)."""
     actor: str | None = None
-    """Who wrote the claim, as the write log names them (``actor=``, or the scope's
-    agent or user; ``""`` for none); ``None`` where the log holds no record of it."""
+    """Who wrote the claim: the ``actor=`` its write named, else its scope's agent, else
+    its user (``""`` at a scope with neither); ``None`` for a store with no write log."""
 
     @property
     def extractor(self) -> str:

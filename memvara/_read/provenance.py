@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._domain.model import Claim, Scope, TimeQuery
 
+from .._domain.ledger import default_actor
 from .._domain.results import Provenance
 from .._domain.time import to_micros
 from ..store.base import Store, WriteLogStore
@@ -40,8 +41,17 @@ def provenance(store: Store, claim_id: str, scope: Scope, tq: TimeQuery) -> Prov
             ),
             superseded=tuple(store.superseded_by(claim_id, scope, tq)),
             closed_by=None if closer is None else closer[0],
-            actor=store.claim_actor(claim_id) if isinstance(store, WriteLogStore) else None,
+            actor=_actor(store, claim),
         )
+
+
+def _actor(store: Store, claim: Claim) -> str | None:
+    """Who wrote ``claim``: the actor its write named, else its scope's default; ``None``
+    for a store that keeps no log."""
+    if not isinstance(store, WriteLogStore):
+        return None
+    named = store.claim_actor(claim.id)
+    return default_actor(claim.scope) if named is None else named
 
 
 def claims_from(store: Store, episode_id: str, scope: Scope, tq: TimeQuery) -> list[Claim]:

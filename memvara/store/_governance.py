@@ -45,9 +45,12 @@ class WriteLogStore(Protocol):
         """As ``Store.snapshot``: ``verify()`` reads the head and every record in one."""
         ...
 
-    def logged(self, action: str, actor: str, at: int) -> AbstractContextManager[None]:
+    def logged(
+        self, action: str, actor: str, at: int, *, named: bool = False,
+    ) -> AbstractContextManager[None]:
         """Name the records this thread's transactions append inside: the API verb, who
-        asked, when (UTC microseconds). Nested: the outermost name wins."""
+        asked, when (UTC microseconds). ``named``: the caller chose the actor, and each
+        claim added inside records it for ``claim_actor``. Nested: the outermost wins."""
         ...
 
     def log_note(self, kind: str, **fields: object) -> None:
@@ -76,9 +79,9 @@ class WriteLogStore(Protocol):
         ...
 
     def claim_actor(self, claim_id: str) -> str | None:
-        """The ``actor`` of the record that added claim ``claim_id`` (an id the caller
-        found visible), or for a restored claim the actor its ``ClaimRecord`` carried;
-        ``None`` when no record did."""
+        """The actor named for claim ``claim_id`` (an id the caller found visible): by a
+        ``named`` write, or the ``ClaimRecord`` a restore carried; ``None`` when none
+        was (its actor is then its scope's default: ``default_actor``)."""
         ...
 
 

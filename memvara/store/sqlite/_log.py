@@ -21,8 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
@@ -74,7 +73,27 @@ LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased", "archi
            "turns_added", "turns_scrubbed", "turns_erased", "aliases_learned", "aliases_removed")
 """What a record's body holds: claims' and turns' rowids, listed; aliases, counted."""
 
-_Context = tuple[str, str, int]
+_Context = tuple[str, str, int, bool]
+_APPEND = "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+class _Logged:
+    """``WriteLog.logged()``: a class, not a generator, as it wraps every write."""
+
+    __slots__ = ("_local", "_context")
+
+    def __init__(self, local: threading.local, context: _Context) -> None:
+        self._local = local
+        self._context = context
+
+    def __enter__(self) -> None:
+        stack: list[_Context] | None = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        stack.append(self._context)
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        self._local.stack.pop()
 
 
 def relabel(conn: sqlite3.Connection, old: str, new: str, rows: str) -> None:
@@ -113,21 +132,24 @@ class WriteLog(StoreCore):
         self._log_context = threading.local()
         self._log_on = write_log and self._read_only is None
         if self._log_on:
+            # the pending table lives in memory, not in a temporary file with a journal
+            # of its own (and setting this later would drop the tables made here)
+            self._writer.execute("PRAGMA temp_store = MEMORY")
             for statement in _TRIGGERS:
                 self._writer.execute(statement)
         self._log_ids = (self._meta("log_store_id") or "", self._meta("log_secret") or "")
+        self._log_last: tuple[int, str] | None = None
+        """The last record this store appended and saw commit (``seq``, hash): the next
+        one chains from it without reading the table; one another connection appended
+        meanwhile takes the ``seq`` and sends the append back to the table."""
 
     # -- writing --------------------------------------------------------------------------
-    @contextmanager
-    def logged(self, action: str, actor: str, at: int) -> Iterator[None]:
+    def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> _Logged:
         """Name what this thread commits inside: the API verb, who asked, and when (the
-        memory's clock, UTC microseconds). Nested calls keep the outermost name."""
-        stack: list[_Context] = self._log_context.__dict__.setdefault("stack", [])
-        stack.append((action, actor, at))
-        try:
-            yield
-        finally:
-            stack.pop()
+        memory's clock, UTC microseconds); ``named``: the caller gave the actor, so each
+        claim added records it (otherwise a claim's actor is its scope's default, which
+        ``why()`` derives). Nested calls keep the outermost name."""
+        return _Logged(self._log_context, (action, actor, at, named))
 
     def log_note(self, kind: str, **fields: object) -> None:
         """Add ``{kind: fields}`` to the record of this thread's open write transaction
@@ -150,7 +172,9 @@ class WriteLog(StoreCore):
         try:  # one statement takes and clears them (RETURNING's order is arbitrary)
             rows = conn.execute(f"DELETE FROM {_PENDING} RETURNING rowid, op, row, detail").fetchall()
             if rows:
-                self._append(conn, sorted(rows))
+                if len(rows) > 1:
+                    rows.sort()
+                self._append(conn, rows)
         except sqlite3.Error as exc:  # pragma: no cover - the transaction's own writes failed first
             raise translate(exc) from exc
 
@@ -169,21 +193,33 @@ class WriteLog(StoreCore):
                 body.setdefault(op, []).append(row)
         if notes:
             body["notes"] = [json.loads(note) for note in notes]
-        stack: list[_Context] = getattr(self._log_context, "stack", [])
-        action, actor, at = stack[0] if stack else ("write", "", time.time_ns() // 1000)
-        head = conn.execute("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1").fetchone()
-        seq, prev = (1, genesis(self._log_ids[0])) if head is None else (head[0] + 1, head[1])
+        stack: list[_Context] | None = getattr(self._log_context, "stack", None)
+        action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
         text = canonical_body(body)
-        conn.execute(
-            "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, at, actor, action, text, record_hash(prev, seq, at, actor, action, text)))
+        seq, prev = self._log_last or self._read_head(conn)
+        seq += 1
+        digest = record_hash(prev, seq, at, actor, action, text)
+        try:
+            conn.execute(_APPEND, (seq, at, actor, action, text, digest))
+        except sqlite3.IntegrityError:  # another connection appended since: chain from it
+            seq, prev = self._read_head(conn)
+            seq += 1
+            digest = record_hash(prev, seq, at, actor, action, text)
+            conn.execute(_APPEND, (seq, at, actor, action, text, digest))
+        # the head is this record once (and only if) the transaction commits
+        self._after_commit.append(lambda: setattr(self, "_log_last", (seq, digest)))
         if "erased" in body:
             conn.executemany("DELETE FROM claim_log WHERE claim_rowid = ?",
                              [(row,) for row in body["erased"]])
-        if "added" in body:
+        added = body.get("added")
+        if added and (named or kept):
             conn.executemany(
                 "INSERT OR REPLACE INTO claim_log (claim_rowid, seq, actor) VALUES (?, ?, ?)",
-                [(row, seq, kept.get(row, actor)) for row in body["added"]])
+                [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
+
+    def _read_head(self, conn: sqlite3.Connection) -> tuple[int, str]:
+        head = conn.execute("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1").fetchone()
+        return (0, genesis(self._log_ids[0])) if head is None else (int(head[0]), str(head[1]))
 
     # -- reading --------------------------------------------------------------------------
     def log_identity(self) -> str:
@@ -205,9 +241,9 @@ class WriteLog(StoreCore):
             " WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))]
 
     def claim_actor(self, claim_id: str) -> str | None:
-        """Who wrote claim ``claim_id``, as its log record names them; ``None`` when no
-        record does (written unlogged, or before the log existed). The id is taken as
-        found: the caller has checked it names a visible claim."""
+        """The actor the write of claim ``claim_id`` named (``actor=``, or an import's
+        line); ``None`` when it named none. The id is taken as found: the caller has
+        checked it names a visible claim."""
         rows = self._query("SELECT actor FROM claim_log WHERE claim_rowid = ?",
                            (claim_rowid(claim_id),))
         return str(rows[0][0]) if rows else None
