@@ -69,6 +69,15 @@ def test_the_test_model_calls_every_tool_and_each_answers(mem: Memvara) -> None:
     assert {tool.name for tool in MemvaraTools(mem).tools()} == {"remember", "recall", "search"}
 
 
+def test_reads_after_a_write_in_one_response_see_it(mem: Memvara) -> None:
+    # One response calls all three; remember is a barrier, so the reads after it see it.
+    for _ in range(20):
+        mem.purge()
+        result = Agent(TestModel(), tools=MemvaraTools(mem).tools()).run_sync("go")
+        remembered, recalled, found = _returns(result.all_messages())
+        assert recalled != "" and [hit["id"] for hit in found] == [remembered["id"]]
+
+
 def test_a_new_value_closes_the_old_and_search_reads_the_past(mem: Memvara, clock: Clock) -> None:
     clock.now = JAN
     tools = MemvaraTools(mem.scope(user="alice"))

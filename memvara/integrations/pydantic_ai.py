@@ -157,8 +157,13 @@ class MemvaraTools:
 
     def tools(self) -> list[Tool[Any]]:
         """The three tools, for ``Agent(..., tools=...)``; a bad argument from the model
-        comes back to it as a ``ModelRetry`` naming the argument."""
+        comes back to it as a ``ModelRetry`` naming the argument.
+
+        Pydantic AI runs the tool calls of one response side by side; ``remember`` is a
+        barrier (``sequential=True``), so the reads the model asked for after a write
+        see it and those before it do not, while reads still run together."""
         return [
-            Tool(_retry_on_bad_input(method), takes_ctx=False)
-            for method in (self.remember, self.recall, self.search)
+            Tool(_retry_on_bad_input(method), takes_ctx=False, sequential=sequential)
+            for method, sequential in ((self.remember, True), (self.recall, False),
+                                       (self.search, False))
         ]
