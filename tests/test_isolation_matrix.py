@@ -58,6 +58,8 @@ from memvara import (
     SQLiteStore,
 )
 
+from memvara.store.postgres import PostgresStore
+
 from .conftest import Clock, FakeLLM
 
 SLOW = os.environ.get("MEMVARA_SLOW") == "1"
@@ -155,10 +157,15 @@ class World:
     def tick(self) -> None:
         self.clock.advance(minutes=1)
 
-    def store(self) -> SQLiteStore:
+    def store(self) -> SQLiteStore | PostgresStore:
+        """The store, for raw reads: SQLite, or PostgreSQL under ``tests/congruence``."""
         store = self.mem.store
-        assert isinstance(store, SQLiteStore)
+        assert isinstance(store, (SQLiteStore, PostgresStore))
         return store
+
+    def mark(self) -> str:
+        """The store's SQL parameter marker."""
+        return "?" if isinstance(self.store(), SQLiteStore) else "%s"
 
     def snapshot(self) -> list[object]:
         store = self.store()
@@ -206,8 +213,8 @@ def write(world: World, key: Key) -> None:
     (claim,) = receipt.added
     world.rows[claim.id] = Row(claim.id, key, f"m{i}x4q", "claim", predicate="likes")
     for j, content in enumerate((said, asked)):  # a receipt does not name its turns
-        ((turn_id,),) = world.store()._query("SELECT id FROM episodes WHERE content = ?",
-                                             [content])
+        ((turn_id,),) = world.store()._query(
+            f"SELECT id FROM episodes WHERE content = {world.mark()}", [content])
         world.rows[turn_id] = Row(turn_id, key, f"t{i}x{j}q", "turn")
     world.tick()
 

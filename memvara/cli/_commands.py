@@ -24,6 +24,7 @@ from memvara import (
     parse_instant,
 )
 
+from .._facade.core import POSTGRES_SCHEMES
 from . import _plot
 from ._render import (
     claim_table,
@@ -82,6 +83,8 @@ def open_for_reading(args: argparse.Namespace) -> Memvara:
     """The store at ``--db``, opened read-only; a path with no store is an error (and
     nothing is created there)."""
     path = store_path(args)
+    if path.startswith(POSTGRES_SCHEMES):  # a server: opening says if no store is there
+        return Memvara(path, read_only=True, llm=NullLLM(), **_scope(args))
     _not_a_folder(path, "--db", "memory.db")
     if not os.path.exists(path):
         raise UsageError(

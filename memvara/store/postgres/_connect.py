@@ -1,0 +1,318 @@
+"""Connections, transactions and snapshots of the PostgreSQL store; the state every
+part of it shares, and psycopg's errors turned into memvara's.
+
+One writer connection per store, taken under a lock for a transaction (``BEGIN`` /
+``SAVEPOINT`` as the SQLite store does); one reader connection per thread, in
+autocommit, so a read never waits for a writer (MVCC). A thread's reads inside its own
+write go through the writer, so they see what it wrote.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from ..._errors import (
+    ClosedError,
+    InvalidArgumentError,
+    NotAStoreError,
+    ReadOnlyStoreError,
+    SchemaVersionError,
+    StoreError,
+    StoreLockedError,
+)
+from ..._optional import require
+from ._schema import SCHEMA_VERSION, ddl
+
+__all__ = ["Connections", "HINT"]
+
+HINT = "PostgresStore needs psycopg and pgvector: pip install 'memvara[postgres]'"
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_PGVECTOR_HINT = (
+    "the PostgreSQL server has no pgvector extension available to this role: install it"
+    " on the server (Debian/Ubuntu: apt install postgresql-<version>-pgvector, or build"
+    " https://github.com/pgvector/pgvector with `make && make install`; .ci/postgres-up"
+    " builds it from Debian's source package), then run CREATE EXTENSION vector as a"
+    " superuser in this database"
+)
+
+
+class Connections:
+    """Opens the schema and hands out connections (see the module docstring)."""
+
+    def __init__(
+        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
+        read_only: bool = False,
+    ) -> None:
+        if not isinstance(dsn, str) or not dsn:
+            raise InvalidArgumentError("dsn", f"expected a PostgreSQL connection string, got {dsn!r:.60}")
+        if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
+            raise InvalidArgumentError(
+                "schema", f"expected a lower-case SQL identifier ([a-z_][a-z0-9_]*), got {schema!r:.60}")
+        self._pg = require("psycopg", HINT)
+        self._vector = require("pgvector.psycopg", HINT)
+        self._dsn, self._schema, self._read_only = dsn, schema, read_only
+        self._lock_ms = int(lock_timeout * 1000)
+        params = self._pg.conninfo.conninfo_to_dict(dsn)
+        self._where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[Any] = []
+        self._readers_lock = threading.Lock()
+        self._depth = 0
+        self._owner: int | None = None
+        self._after_commit: list[Callable[[], None]] = []
+        self._stats: list[tuple[str, int, int]] = []  # text-index deltas, applied at commit
+        self._closed = False
+        self._dim: int | None = None
+        self._writer = self._connect(create=True)
+
+    # -- opening ------------------------------------------------------------------
+    def _connect(self, *, create: bool = False) -> Any:
+        try:
+            conn = self._pg.connect(self._dsn, autocommit=True, connect_timeout=10)
+        except self._pg.OperationalError as exc:
+            raise StoreError(f"cannot reach PostgreSQL at {self._where}: {exc}".strip()) from exc
+        try:
+            if create:
+                self._create(conn)
+            conn.execute(f"SET search_path TO {self._schema}, public")
+            conn.execute(f"SET lock_timeout = {self._lock_ms}")
+            self._vector.register_vector(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _create(self, conn: Any) -> None:
+        """Check pgvector and the schema's version; create the schema if it is missing
+        (under an advisory lock, so two processes opening a new schema make it once)."""
+        with self._translated():
+            if self._read_only:
+                self._check_version(conn)
+                return
+            if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+                try:
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except self._pg.Error as exc:
+                    raise StoreError(f"{self._where}: {_PGVECTOR_HINT} ({exc})") from exc
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                             [f"memvara-schema:{self._schema}"])
+                found = conn.execute(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
+                    " AND table_name = 'store_meta'", [self._schema]).fetchone()
+                if found is None:
+                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self._schema}")
+                    conn.execute(f"SET LOCAL search_path TO {self._schema}, public")
+                    for statement in ddl():
+                        conn.execute(statement)
+                    return
+                self._check_version(conn)
+
+    def _check_version(self, conn: Any) -> None:
+        """Refuse a schema a newer memvara wrote (or, read-only, one that is missing)."""
+        found = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
+            " AND table_name = 'store_meta'", [self._schema]).fetchone()
+        if found is None:
+            raise NotAStoreError(f"no memvara store in schema {self._schema!r} at {self._where}"
+                                 " (a read-only store is never created)")
+        (version,) = conn.execute(
+            f"SELECT value FROM {self._schema}.store_meta WHERE key = 'schema_version'").fetchone()
+        if int(version) > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"schema {self._schema!r} at {self._where} was written by a newer memvara"
+                f" (schema version {version}, this one reads up to {SCHEMA_VERSION})")
+
+    # -- errors -------------------------------------------------------------------
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """psycopg's errors as memvara's, chained."""
+        try:
+            yield
+        except self._pg.Error as exc:
+            errors = self._pg.errors
+            if isinstance(exc, (errors.LockNotAvailable, errors.DeadlockDetected)):
+                raise StoreLockedError(f"{self._where}: {exc}") from exc
+            if isinstance(exc, self._pg.OperationalError):
+                raise StoreError(
+                    f"lost the connection to PostgreSQL at {self._where}; the transaction"
+                    f" was rolled back whole: {exc}") from exc
+            raise StoreError(f"{self._where}: {exc}") from exc
+
+    # -- connections --------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError("the store is closed")
+
+    def _reader(self) -> Any:
+        """This thread's read connection (the writer inside its own write)."""
+        self._check_open()
+        if self._owner == threading.get_ident():
+            return self._writer
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """The rows of a read."""
+        conn = self._reader()
+        with self._translated():
+            return list(conn.execute(sql, params).fetchall())
+
+    def _exec(self, conn: Any, sql: str, params: Sequence[object] = ()) -> Any:
+        """Run one statement of a write on ``conn``; its cursor."""
+        with self._translated():
+            return conn.execute(sql, params)
+
+    def _many(self, conn: Any, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        if rows:
+            with self._translated(), conn.cursor() as cur:
+                cur.executemany(sql, rows)
+
+    # -- transactions -------------------------------------------------------------
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction: ``BEGIN`` outermost, ``SAVEPOINT`` nested."""
+        return self._transaction()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._lock.acquire()
+        try:
+            self._check_open()
+            if self._read_only:
+                raise ReadOnlyStoreError(
+                    f"schema {self._schema!r} at {self._where} was opened read-only:"
+                    " it answers reads and refuses every write")
+            depth = self._depth
+            if depth == 0 and self._writer.closed:  # dropped earlier: a fresh one
+                self._writer = self._connect()
+            self._exec(self._writer, "BEGIN" if depth == 0 else f"SAVEPOINT sp{depth}")
+        except BaseException:
+            self._lock.release()
+            raise
+        self._depth, self._owner = depth + 1, threading.get_ident()
+        marks = (len(self._after_commit), len(self._stats))
+        try:
+            yield
+        except BaseException:
+            self._end(depth, marks, failed=True)
+            raise
+        else:
+            self._end(depth, marks, failed=False)
+
+    def _end(self, depth: int, marks: tuple[int, int], *, failed: bool) -> None:
+        try:
+            if not failed:
+                try:
+                    if depth == 0:
+                        self._apply_stats()
+                    self._exec(self._writer, "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
+                except BaseException:
+                    self._rollback(depth, marks)
+                    raise
+            else:
+                self._rollback(depth, marks)
+        finally:
+            self._depth = depth
+            if depth == 0:
+                self._owner = None
+                hooks, self._after_commit = self._after_commit, []
+            else:
+                hooks = []
+            self._lock.release()
+        for hook in hooks:
+            hook()
+
+    def _rollback(self, depth: int, marks: tuple[int, int]) -> None:
+        """Undo what the transaction (or savepoint) at ``depth`` did, and what it
+        scheduled; on a dropped connection the server has undone it already."""
+        del self._after_commit[marks[0]:]
+        del self._stats[marks[1]:]
+        if self._writer.closed:
+            return
+        with self._translated():
+            if depth == 0:
+                self._writer.execute("ROLLBACK")
+            else:
+                self._writer.execute(f"ROLLBACK TO SAVEPOINT sp{depth}")
+                self._writer.execute(f"RELEASE SAVEPOINT sp{depth}")
+
+    def _apply_stats(self) -> None:
+        """Add the transaction's text-index deltas to this connection's shard, as its
+        last statement: a writer waits on a shard only while its holder commits, so the
+        shards never join a lock cycle with the slot locks (``_writes``)."""
+        totals: dict[str, list[int]] = {}
+        for table, docs, tokens in self._stats:
+            total = totals.setdefault(table, [0, 0])
+            total[0] += docs
+            total[1] += tokens
+        self._stats = []
+        for table, (docs, tokens) in sorted(totals.items()):
+            self._exec(self._writer, (
+                "INSERT INTO text_stats (tbl, shard, docs, tokens)"
+                " VALUES (%s, pg_backend_pid() %% 8, %s, %s) ON CONFLICT (tbl, shard) DO UPDATE"
+                " SET docs = text_stats.docs + excluded.docs,"
+                " tokens = text_stats.tokens + excluded.tokens"), [table, docs, tokens])
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """The writer inside a transaction, opening one only if this thread has none."""
+        if self._owner == threading.get_ident():
+            yield self._writer
+            return
+        with self.transaction():
+            yield self._writer
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Reads inside see one state of the store; see ``Store.snapshot``."""
+        return self._snapshot()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        conn = self._reader()
+        if conn is self._writer or getattr(self._local, "snapshot", False):
+            yield
+            return
+        self._exec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        self._local.snapshot = True
+        try:
+            yield
+        finally:
+            self._local.snapshot = False
+            if not conn.closed:
+                conn.execute("COMMIT")
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this store was opened read-only."""
+        return self._read_only
+
+    @property
+    def schema(self) -> str:
+        """The PostgreSQL schema this store's tables live in."""
+        return self._schema
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has run."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close every connection. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with self._readers_lock:
+                readers, self._readers = self._readers, []
+            for conn in [self._writer, *readers]:
+                conn.close()

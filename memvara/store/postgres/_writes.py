@@ -1,0 +1,373 @@
+"""Writes of the PostgreSQL store: claims and their closures, vectors, turns, the
+extraction backlog, aliases and predicate specs.
+
+Settling a write against its slot is safe across machines: ``slot_claims``, which the
+writer calls inside its transaction before it decides anything, first takes a
+transaction-scoped advisory lock per slot (in one order, so two writers never wait on
+each other in a cycle). A second writer of the same slot waits there until the first
+commits, then reads what it wrote (READ COMMITTED), so a single-valued slot never ends
+up with two live values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..._domain.model import Claim, Episode, Scope
+from ..._domain.salience import reinforced_storage, retrievability
+from ..._domain.time import from_micros, to_micros
+from ..._errors import DimensionMismatchError, StoreError
+from ...schema import Cardinality, PredicateSpec, Volatility
+from ..sqlite._rows import claim_row, claim_rowid, decode_claim, ended, new_id, retired
+from ..sqlite._rows import scope_levels, scope_of, with_id
+from . import _sql
+from ._connect import Connections
+from ._text import Tokenizer
+
+__all__ = ["CLAIM_COLUMNS", "Writes", "content_hash"]
+
+CLAIM_COLUMNS = (
+    "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
+    " valid_from, valid_to, valid_to_known_at, recorded_at, invalidated_at, invalidated_by,"
+    " confidence, memory_type, text, extractor, meta, sources, observations, NULL::int,"
+    " salience"
+)
+"""The columns ``store.sqlite._rows.decode_claim`` reads, in its order."""
+
+_INSERT = (
+    "INSERT INTO claims (rowid, id, s_tenant, s_user, s_agent, s_session, subject,"
+    " subject_key, predicate, object, polarity, valid_from, valid_to, valid_to_known_at,"
+    " recorded_at, invalidated_at, invalidated_by, confidence, memory_type, text, extractor,"
+    " meta, sources, observations, emb, object_key, tokens) VALUES ("
+    + ", ".join(["%s"] * 27) + ")"
+)
+_LINK = "INSERT INTO claim_sources (source, claim_rowid) VALUES (%s, %s) ON CONFLICT DO NOTHING"
+_EPISODE_COLUMNS = "id, s_tenant, s_user, s_agent, s_session, role, content, ts, recorded_at"
+
+
+def content_hash(text: str) -> str:
+    """The SQLite store's digest of a turn's content (the duplicate check's key)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def episode_of(row: Sequence[Any]) -> Episode:
+    """An ``Episode`` from an ``_EPISODE_COLUMNS`` row."""
+    eid, tenant, user, agent, session, role, content, ts, recorded = row
+    return Episode(content=content, role=role, ts=from_micros(ts),
+                   recorded_at=from_micros(recorded),
+                   scope=scope_of(tenant, user, agent, session), id=eid)
+
+
+class Writes(Connections):
+    """The write side of ``Store`` (see ``memvara.store.base``)."""
+
+    _tokenizer: Tokenizer
+
+    @property
+    def dim(self) -> int | None:
+        """The vector width this store holds, or ``None`` before the first vector."""
+        if self._dim is None:
+            rows = self._query("SELECT value FROM store_meta WHERE key = 'vector_dim'")
+            self._dim = int(rows[0][0]) if rows else None
+        return self._dim
+
+    def _check_width(self, conn: Any, vectors: npt.NDArray[np.float32]) -> None:
+        """Refuse vectors of another width than the store's; the first fixes it."""
+        width = int(vectors.shape[1])
+        if self.dim is None:
+            self._exec(conn, "INSERT INTO store_meta (key, value) VALUES ('vector_dim', %s)"
+                       " ON CONFLICT (key) DO NOTHING", [str(width)])
+            self._dim = int(self._exec(
+                conn, "SELECT value FROM store_meta WHERE key = 'vector_dim'").fetchone()[0])
+        if width != self._dim:
+            raise DimensionMismatchError(
+                f"vectors are {width}-d but this store holds {self._dim}-d vectors")
+
+    def _rowids(self, conn: Any, table: str, n: int) -> list[int]:
+        return [int(r[0]) for r in self._exec(
+            conn, f"SELECT nextval('{table}_rowid') FROM generate_series(1, %s)", [n]).fetchall()]
+
+    def _index(self, conn: Any, table: str, rowids: Sequence[int], texts: Sequence[str]) -> list[int]:
+        """Write the rows' tokens; each row's length, for its ``tokens`` column."""
+        counts = self._tokenizer.counts(texts)
+        terms = "claim_terms" if table == "claims" else "episode_terms"
+        self._many(conn, f"INSERT INTO {terms} (term, doc, tf) VALUES (%s, %s, %s)",
+                   [(term, rowid, tf) for rowid, found in zip(rowids, counts)
+                    for term, tf in found.items()])
+        lengths = [sum(found.values()) for found in counts]
+        self._stats.append((table, len(rowids), sum(lengths)))
+        return lengths
+
+    # -- claims -------------------------------------------------------------------
+    def insert_claims(
+        self, claims: Sequence[Claim], vectors: npt.NDArray[np.float32] | None,
+        subject_keys: Sequence[str] | None = None,
+    ) -> list[Claim]:
+        """Insert new claims; see ``Store.insert_claims``."""
+        if not claims:
+            return []
+        with self._writing() as conn:
+            if vectors is not None:
+                self._check_width(conn, vectors)
+            rowids = self._rowids(conn, "claims", len(claims))
+            lengths = self._index(conn, "claims", rowids, [c.text for c in claims])
+            rows: list[tuple[object, ...]] = []
+            links: list[tuple[str, int]] = []
+            stored: list[Claim] = []
+            for i, (claim, rowid) in enumerate(zip(claims, rowids)):
+                key = None if subject_keys is None else subject_keys[i]
+                cid, row = claim_row(claim, rowid, None, key)
+                emb = None if vectors is None else np.asarray(vectors[i], dtype=np.float32)
+                rows.append((*row[:24], emb, row[25], lengths[i]))
+                links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
+                stored.append(with_id(claim, cid))
+            self._many(conn, _INSERT, rows)
+            self._many(conn, _LINK, links)
+            return stored
+
+    def claims_missing_vectors(self) -> list[tuple[str, str]]:
+        """Claims stored without a vector; see ``Store.claims_missing_vectors``."""
+        return [(str(cid), str(text)) for cid, text in self._query(
+            "SELECT id, text FROM claims WHERE emb IS NULL ORDER BY rowid")]
+
+    def set_claim_vectors(self, claim_ids: Sequence[str], vectors: npt.NDArray[np.float32]) -> int:
+        """Store claims' vectors; see ``Store.set_claim_vectors``."""
+        if not claim_ids:
+            return 0
+        stored = 0
+        with self._writing() as conn:
+            self._check_width(conn, vectors)
+            for cid, vector in zip(claim_ids, vectors):
+                stored += self._exec(
+                    conn, "UPDATE claims SET emb = %s WHERE rowid = %s AND id = %s AND emb IS NULL",
+                    [np.asarray(vector, dtype=np.float32), claim_rowid(cid), cid]).rowcount
+        return stored
+
+    def slot_claims(
+        self, scope: Scope, slots: Collection[tuple[str, str]], *,
+        ending_after: int | None = None,
+    ) -> dict[tuple[str, str], list[Claim]]:
+        """Still-believed claims per slot at exactly ``scope``, each slot locked first
+        (the module docstring); see ``Store.slot_claims``."""
+        found: dict[tuple[str, str], list[Claim]] = {slot: [] for slot in slots}
+        if not found:
+            return found
+        levels = scope_levels(scope)
+        with self._writing() as conn:
+            locks = sorted("\x1f".join((self._schema, *levels, *slot)) for slot in found)
+            self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
+                       " FROM unnest(%s::text[]) AS k ORDER BY k", [locks])
+            where, params = _sql.scope_exact(scope)
+            if ending_after is not None:
+                where += " AND (valid_to IS NULL OR valid_to > %s)"
+                params.append(ending_after)
+            keys = list(found)
+            for row in self._exec(conn, (
+                    f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims"
+                    " WHERE (subject_key, predicate) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+                    f" AND {where} AND invalidated_at IS NULL ORDER BY valid_from, rowid"),
+                    [[k for k, _ in keys], [p for _, p in keys], *params]).fetchall():
+                found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
+        return found
+
+    def end_claims(self, ends: Sequence[tuple[Claim, int, int, str | None]]) -> list[Claim]:
+        """End each claim's valid time, keeping an earlier end; see ``Store.end_claims``."""
+        if not ends:
+            return []
+        done: list[Claim] = []
+        with self._writing() as conn:
+            for claim, valid_to, at, by in ends:
+                rowid = claim_rowid(claim.id)
+                self._exec(conn, (
+                    "INSERT INTO claim_closures (claim_rowid, known_at, valid_to, ended_by)"
+                    " SELECT rowid, valid_to_known_at, valid_to, ended_by FROM claims"
+                    " WHERE rowid = %s AND id = %s AND valid_to IS NOT NULL"
+                    " AND valid_to_known_at < %s ON CONFLICT (claim_rowid, known_at) DO UPDATE"
+                    " SET valid_to = excluded.valid_to, ended_by = excluded.ended_by"),
+                    [rowid, claim.id, at])
+                self._updated(self._exec(conn, (
+                    "UPDATE claims SET valid_to = %s, valid_to_known_at = %s, ended_by = %s,"
+                    " revised = revised OR (valid_to IS NOT NULL AND valid_to_known_at < %s)"
+                    " WHERE rowid = %s AND id = %s"),
+                    [valid_to, at, by, at, rowid, claim.id]).rowcount, claim.id)
+                done.append(ended(claim, valid_to, at))
+        return done
+
+    def retire_claims(self, retires: Sequence[tuple[Claim, int, str | None]]) -> list[Claim]:
+        """Withdraw belief in each claim; see ``Store.retire_claims``."""
+        if not retires:
+            return []
+        done: list[Claim] = []
+        with self._writing() as conn:
+            for claim, at, by in retires:
+                self._updated(self._exec(
+                    conn, "UPDATE claims SET invalidated_at = %s, invalidated_by = %s"
+                    " WHERE rowid = %s AND id = %s",
+                    [at, by, claim_rowid(claim.id), claim.id]).rowcount, claim.id)
+                done.append(retired(claim, at, by))
+        return done
+
+    @staticmethod
+    def _updated(count: int, claim_id: str) -> None:
+        if count != 1:
+            raise StoreError(f"claim {claim_id!r} is not in the store")
+
+    def reinforce_claim(self, claim_id: str, sources: Sequence[str], at: int) -> Claim:
+        """Count another observation and merge ``sources``; see ``Store.reinforce_claim``."""
+        with self._writing() as conn:
+            row = self._exec(conn, (
+                "SELECT rowid, sources, salience_base, coalesce(observed_at, recorded_at)"
+                " FROM claims WHERE rowid = %s AND id = %s FOR UPDATE"),
+                [claim_rowid(claim_id), claim_id]).fetchone()
+            if row is None:
+                raise StoreError(f"claim {claim_id!r} is not in the store")
+            rowid, old, storage, observed = row
+            merged = list(dict.fromkeys([*(json.loads(old) if old else []), *sources]))
+            self._many(conn, _LINK, [(s, rowid) for s in dict.fromkeys(sources)])
+            strength = reinforced_storage(storage, retrievability(storage, max(0, at - observed)))
+            updated = self._exec(conn, (
+                "UPDATE claims SET observations = observations + 1, sources = %s,"
+                " salience_base = %s, salience = 1.0, observed_at = %s"
+                f" WHERE rowid = %s RETURNING {CLAIM_COLUMNS}"),
+                [json.dumps(merged, ensure_ascii=False) if merged else None, strength,
+                 max(observed, at), rowid]).fetchone()
+            return decode_claim(updated, None)
+
+    # -- turns --------------------------------------------------------------------
+    def insert_episodes(
+        self, episodes: Sequence[Episode], vectors: npt.NDArray[np.float32] | None
+    ) -> list[Episode]:
+        """Insert raw turns; see ``Store.insert_episodes``."""
+        if not episodes:
+            return []
+        with self._writing() as conn:
+            if vectors is not None:
+                self._check_width(conn, vectors)
+            rowids = self._rowids(conn, "episodes", len(episodes))
+            lengths = self._index(conn, "episodes", rowids, [e.content for e in episodes])
+            rows: list[tuple[object, ...]] = []
+            stored: list[Episode] = []
+            for i, (episode, rowid) in enumerate(zip(episodes, rowids)):
+                eid = episode.id or new_id("e", rowid, episode.scope, episode.role,
+                                            episode.content, episode.ts, episode.recorded_at)
+                recorded = to_micros(episode.recorded_at, "recorded_at")
+                ts = recorded if episode.ts is None else to_micros(episode.ts, "ts")
+                rows.append((rowid, eid, *scope_levels(episode.scope), episode.role,
+                             episode.content, ts, recorded, content_hash(episode.content),
+                             lengths[i],
+                             None if vectors is None else np.asarray(vectors[i], dtype=np.float32)))
+                stored.append(replace(episode, id=eid, ts=from_micros(ts)))
+            self._many(conn, (
+                "INSERT INTO episodes (rowid, id, s_tenant, s_user, s_agent, s_session, role,"
+                " content, ts, recorded_at, content_hash, tokens, emb)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"), rows)
+            return stored
+
+    def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
+        """The turn if visible from ``scope``; see ``Store.get_episode``."""
+        where, params = _sql.scope_visible(scope)
+        rows = self._query(f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id = %s AND {where}",
+                           [episode_id, *params])
+        return episode_of(rows[0]) if rows else None
+
+    def copies_of(self, scope: Scope, contents: Collection[str]) -> dict[str, list[tuple[str, int]]]:
+        """Turns at exactly ``scope`` holding each content; see ``Store.copies_of``."""
+        wanted = {content_hash(c): c for c in contents}
+        where, params = _sql.scope_exact(scope)
+        found: dict[str, list[tuple[str, int]]] = {}
+        for content, role, ts in self._query(  # a 128-bit digest: equal digest, equal text
+                "SELECT content, role, ts FROM episodes"
+                f" WHERE content_hash = ANY(%s) AND {where} ORDER BY rowid",
+                [list(wanted), *params]):
+            found.setdefault(content, []).append((role, int(ts)))
+        return found
+
+    def recent_turns(self, scope: Scope, limit: int) -> tuple[list[tuple[str, int]], npt.NDArray[np.float32]]:
+        """Recent turns' roles, times and vectors; see ``Store.recent_turns``."""
+        where, params = _sql.scope_exact(scope)
+        rows = self._query(f"SELECT role, ts, emb::real[] FROM episodes WHERE {where}"
+                           " ORDER BY rowid DESC LIMIT %s", [*params, limit])
+        dim = self.dim or 0
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, (_, _, emb) in enumerate(rows):
+            if emb is not None:
+                matrix[i] = emb
+        return [(str(role), int(ts)) for role, ts, _ in rows], matrix
+
+    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
+        """Mark turns as waiting for extraction; see ``Store.mark_unextracted``."""
+        with self._writing() as conn:
+            self._exec(conn, (
+                "INSERT INTO extraction_backlog (episode_rowid, failed_at, reason)"
+                " SELECT rowid, %s, %s FROM episodes WHERE id = ANY(%s)"
+                " ON CONFLICT (episode_rowid) DO UPDATE SET failed_at = excluded.failed_at,"
+                " reason = excluded.reason"), [at, reason, list(episode_ids)])
+
+    def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
+        """Marked turns of ``scope``'s subtree; see ``Store.unextracted_episodes``."""
+        where, params = _sql.scope_subtree(scope, "e.")
+        return [episode_of(row) for row in self._query(
+            "SELECT e.id, e.s_tenant, e.s_user, e.s_agent, e.s_session, e.role, e.content,"
+            " e.ts, e.recorded_at FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} ORDER BY e.rowid LIMIT %s",
+            [*params, limit])]
+
+    def clear_unextracted(self, episode_ids: Sequence[str]) -> None:
+        """Unmark turns read again; see ``Store.clear_unextracted``."""
+        with self._writing() as conn:
+            self._exec(conn, "DELETE FROM extraction_backlog WHERE episode_rowid IN"
+                       " (SELECT rowid FROM episodes WHERE id = ANY(%s))", [list(episode_ids)])
+
+    # -- aliases and the learned schema ---------------------------------------------
+    def learn_alias(self, owner: Scope, alias_key: str, entity_key: str, at: int, via: str) -> None:
+        """Record an alias for ``owner``; see ``Store.learn_alias``."""
+        with self._writing() as conn:
+            self._exec(conn, (
+                "INSERT INTO entity_aliases (s_tenant, s_user, alias_key, entity_key,"
+                " learned_at, via) VALUES (%s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (s_tenant, s_user, alias_key) DO UPDATE SET"
+                " entity_key = excluded.entity_key, learned_at = excluded.learned_at,"
+                " via = excluded.via"),
+                [owner.tenant or "", owner.user or "", alias_key, entity_key, at, via])
+
+    def aliases(self, owner: Scope) -> dict[str, str]:
+        """The aliases learned for ``owner``; see ``Store.aliases``."""
+        return {str(a): str(e) for a, e in self._query(
+            "SELECT alias_key, entity_key FROM entity_aliases WHERE s_tenant = %s AND s_user = %s",
+            [owner.tenant or "", owner.user or ""])}
+
+    def alias_owners(self) -> set[tuple[str | None, str | None]]:
+        """Who has learned aliases; see ``Store.alias_owners``."""
+        return {(tenant or None, user or None) for tenant, user in self._query(
+            "SELECT DISTINCT s_tenant, s_user FROM entity_aliases")}
+
+    def load_predicates(self) -> list[PredicateSpec]:
+        """Every persisted predicate spec, by name."""
+        return [PredicateSpec(name, Cardinality(card), Volatility(vol), tuple(json.loads(aliases)))
+                for name, card, vol, aliases in self._query(
+                    "SELECT name, cardinality, volatility, aliases FROM predicates ORDER BY name")]
+
+    def save_predicates(self, specs: Sequence[PredicateSpec]) -> None:
+        """Persist predicate specs, replacing any of the same name."""
+        if not specs:
+            return
+        with self._writing() as conn:
+            self._many(conn, (
+                "INSERT INTO predicates (name, cardinality, volatility, aliases)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET"
+                " cardinality = excluded.cardinality, volatility = excluded.volatility,"
+                " aliases = excluded.aliases"),
+                [(s.name, s.cardinality.value, s.volatility.value, json.dumps(list(s.aliases)))
+                 for s in specs])
+
+    def clear_predicates(self) -> int:
+        """Forget every persisted predicate spec; how many there were."""
+        with self._writing() as conn:
+            return int(self._exec(conn, "DELETE FROM predicates").rowcount)

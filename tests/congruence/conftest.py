@@ -1,0 +1,79 @@
+"""One parametrized fixture runs the behavioural suites on both backends.
+
+``backend`` is autouse and parametrized ``sqlite`` / ``postgres``: with ``postgres``,
+every store ``Memvara()`` opens from a path (``":memory:"`` or a file) is a
+``PostgresStore`` in a fresh schema of the server ``MEMVARA_TEST_PG_DSN`` names (the
+same path opened again is the same schema, as a file is the same file), dropped after
+the test. The server is real (``.ci/postgres-up`` starts one); without a DSN the
+PostgreSQL half skips, saying why. The modules beside this one import the tests of the
+suites they name, so those tests run here once per backend, unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from memvara._facade import core
+
+from ..postgres_server import drop_schemas, fresh_schema, pg_dsn
+
+SQLITE_INTERNALS = {
+    "test_claims_written_one_at_a_time_are_searchable_at_once":
+        "asserts SQLiteStore's deferred text index (has_backlog); PostgresStore indexes"
+        " every write in its own transaction",
+    "test_a_search_over_rows_still_waiting_does_not_wait_for_a_writer":
+        "asserts SQLiteStore's deferred text index (has_backlog); reads waiting on no"
+        " writer are tested for PostgreSQL in test_postgres.py",
+    "test_a_stale_claim_id_gets_no_cosine_from_the_row_its_rowid_names":
+        "asserts on SQLiteStore's vector sidecar; the same case for PostgreSQL is in"
+        " test_parity.py",
+    "test_claim_similarities_are_the_cosines_of_the_claims_asked":
+        "reads SQLiteStore.vectors() (the sidecar); the same cosines for PostgreSQL are"
+        " compared in test_parity.py",
+    "test_every_turn_the_text_list_holds_gets_a_vector_rank":
+        "ends with asserts on SQLiteStore.episode_similarities; compared across backends"
+        " in test_parity.py",
+    "test_duplicates_merge_into_the_oldest_which_folds_in_sources_and_counts":
+        "ends with SQLiteStore.integrity_problems(), a check of SQLite's own indexes",
+    "test_a_backfill_of_many_aliases_binds_within_sqlites_limit":
+        "lowers SQLite's bound-value limit on SQLiteStore's connection",
+    "test_a_store_written_before_keeps_answering":
+        "opens a SQLite file of an older schema, written byte for byte",
+    "test_single_writes_settle_as_with_a_store_of_the_bare_protocol":
+        "compares SQLiteStore's single-write fast path with the bare protocol, which is"
+        " all PostgresStore offers",
+}
+"""Tests of the suites that reach into ``SQLiteStore`` itself, with why they skip on
+PostgreSQL (and where the same behaviour is tested there)."""
+
+
+@pytest.fixture(params=["sqlite", "postgres"], autouse=True)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Which backend the test's memories open (see the module docstring)."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    dsn = pg_dsn()
+    reason = SQLITE_INTERNALS.get(request.node.originalname)
+    if reason is not None:
+        pytest.skip(reason)
+    from memvara.store.postgres import PostgresStore
+
+    schemas: dict[str, str] = {}
+    made: list[str] = []
+
+    def open_store(path: str | os.PathLike[str], read_only: bool) -> PostgresStore:
+        key = os.fspath(path)
+        if key == ":memory:" or key not in schemas:
+            made.append(fresh_schema())
+            if key != ":memory:":
+                schemas[key] = made[-1]
+        return PostgresStore(dsn, schema=made[-1] if key == ":memory:" else schemas[key],
+                             read_only=read_only)
+
+    monkeypatch.setattr(core, "open_store", open_store)
+    yield "postgres"
+    drop_schemas(dsn, made)

@@ -1,0 +1,3 @@
+"""``tests/test_consolidate.py`` on both backends (``conftest.backend``)."""
+
+from ..test_consolidate import *  # noqa: F403

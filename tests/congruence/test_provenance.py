@@ -1,0 +1,3 @@
+"""``tests/test_provenance.py`` on both backends (``conftest.backend``)."""
+
+from ..test_provenance import *  # noqa: F403

@@ -1,0 +1,354 @@
+"""``PostgresStore`` itself, on a real server: opening it by URL and in shared schemas,
+bad input (an unreachable server, no pgvector, a newer schema, a connection dropped
+mid-write), read-only stores, reads that wait for no writer, snapshots, locks, and many
+writer processes racing on one single-valued slot. (Its reads and writes against
+SQLite's are in test_postgres_parity.py; the behavioural suites run on it in
+tests/congruence/.)"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from memvara import (
+    STATES,
+    Claim,
+    ClosedError,
+    DimensionMismatchError,
+    Episode,
+    InvalidArgumentError,
+    Memvara,
+    NotAStoreError,
+    NullLLM,
+    ReadOnlyStoreError,
+    SchemaVersionError,
+    Scope,
+    StoreError,
+    StoreLockedError,
+)
+from memvara._domain.time import to_micros
+from memvara.store import TimeQuery
+
+from .conftest import Clock
+from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+
+if True:  # the class under test: importing it imports no driver
+    from memvara.store.postgres import PostgresStore
+
+
+@pytest.fixture
+def dsn() -> str:
+    return pg_dsn()
+
+
+@pytest.fixture
+def schema(dsn: str) -> Iterator[str]:
+    name = fresh_schema()
+    yield name
+    drop_schemas(dsn, [name])
+
+
+@pytest.fixture
+def store(dsn: str, schema: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore(dsn, schema=schema)
+    yield opened
+    opened.close()
+
+
+def admin(dsn: str, *statements: str) -> list[tuple[object, ...]]:
+    """Run statements on a connection of the test's own; the last one's rows."""
+    import psycopg
+
+    rows: list[tuple[object, ...]] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for statement in statements:
+            cur = conn.execute(statement)
+            rows = cur.fetchall() if cur.description else []
+    return rows
+
+
+def claim(subject: str, obj: str, at: datetime, predicate: str = "lives_in") -> Claim:
+    return Claim(subject, predicate, obj, valid_from=at, recorded_at=at, text=f"{subject} {obj}")
+
+
+NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+def test_memvara_opens_a_postgresql_url(dsn: str) -> None:
+    with Memvara(dsn, llm=NullLLM()) as mem:
+        assert isinstance(mem.store, PostgresStore) and mem.store.schema == "memvara"
+        mem.purge()
+        mem.remember("Alice", "lives_in", "Berlin")
+        assert [c.object for c in mem.get_all()] == ["Berlin"]
+    with Memvara(dsn, llm=NullLLM(), read_only=True) as again:
+        assert [c.object for c in again.get_all()] == ["Berlin"]
+        with pytest.raises(ReadOnlyStoreError, match="read-only"):
+            again.remember("Alice", "lives_in", "Paris")
+    drop_schemas(dsn, ["memvara"])
+
+
+def test_the_cli_reads_a_postgresql_url(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from .cli_story import run
+
+    with Memvara(dsn, llm=NullLLM(), user="alice") as mem:
+        mem.purge()
+        mem.remember("Alice", "lives_in", "Berlin")
+        status, out, err = run(capsys, "stats", "--db", dsn, "--user", "alice", "--json")
+        assert status == 0 and err == "" and json.loads(out) == mem.stats()
+    drop_schemas(dsn, ["memvara"])
+    status, _, err = run(capsys, "stats", "--db", dsn)  # read-only: nothing is created
+    assert status != 0 and "no memvara store in schema 'memvara'" in err
+
+
+def test_stores_in_two_schemas_share_a_database_and_nothing_else(dsn: str, clock: Clock) -> None:
+    names = [fresh_schema(), fresh_schema()]
+    try:
+        mems = [Memvara(store=PostgresStore(dsn, schema=n), clock=clock, llm=NullLLM())
+                for n in names]
+        mems[0].remember("Alice", "lives_in", "Berlin")
+        mems[1].remember("Alice", "lives_in", "Paris")
+        assert [[c.object for c in m.get_all()] for m in mems] == [["Berlin"], ["Paris"]]
+        assert [m.search("alice")[0].text for m in mems] == ["Alice lives in Berlin",
+                                                            "Alice lives in Paris"]
+        for mem in mems:
+            mem.close()
+    finally:
+        drop_schemas(dsn, names)
+
+
+def test_an_unreachable_server_is_named_by_host_and_port() -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+    with pytest.raises(StoreError, match=r"cannot reach PostgreSQL at 127\.0\.0\.1:1\b"):
+        PostgresStore("postgresql://nobody:x@127.0.0.1:1/none")
+
+
+@pytest.mark.parametrize(("dsn_arg", "schema_arg", "named"), [
+    ("", "memvara", "dsn"), (None, "memvara", "dsn"), ("host=x", "Bad-Name", "schema"),
+    ("host=x", "x; DROP TABLE claims", "schema"),
+])
+def test_bad_arguments_are_named(dsn_arg: object, schema_arg: str, named: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=named):
+        PostgresStore(dsn_arg, schema=schema_arg)  # type: ignore[arg-type]
+
+
+def test_a_server_without_pgvector_says_how_to_install_it(dsn: str) -> None:
+    # A role that may not create the extension, in a database that does not have it:
+    # the server's answer, not a mock of it.
+    admin(dsn, "DROP DATABASE IF EXISTS memvara_novector", "DROP ROLE IF EXISTS memvara_plain",
+          "CREATE ROLE memvara_plain LOGIN PASSWORD 'plain' NOSUPERUSER",
+          "CREATE DATABASE memvara_novector OWNER memvara_plain")
+    import psycopg
+
+    plain = psycopg.conninfo.make_conninfo(dsn, user="memvara_plain", password="plain",
+                                           dbname="memvara_novector")
+    with pytest.raises(StoreError, match="no pgvector.*CREATE EXTENSION vector"):
+        PostgresStore(plain)
+    admin(dsn, "DROP DATABASE memvara_novector", "DROP ROLE memvara_plain")
+
+
+def test_a_schema_from_a_newer_memvara_is_refused(dsn: str, schema: str) -> None:
+    PostgresStore(dsn, schema=schema).close()
+    admin(dsn, f"UPDATE {schema}.store_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(SchemaVersionError, match="newer memvara.*99"):
+        PostgresStore(dsn, schema=schema)
+    with pytest.raises(SchemaVersionError):
+        PostgresStore(dsn, schema=schema, read_only=True)
+
+
+def test_read_only_creates_nothing_and_refuses_writes(dsn: str, schema: str) -> None:
+    with pytest.raises(NotAStoreError, match="no memvara store"):
+        PostgresStore(dsn, schema=schema, read_only=True)
+    assert admin(dsn, f"SELECT 1 FROM pg_namespace WHERE nspname = '{schema}'") == []
+    writer = PostgresStore(dsn, schema=schema)
+    writer.insert_claims([claim("Alice", "Berlin", NOW)], None)
+    reader = PostgresStore(dsn, schema=schema, read_only=True)
+    assert reader.read_only and not writer.read_only
+    assert [c.object for c in reader.find_claims(Scope(), TimeQuery(known_at=2**62, valid_at=None), STATES)] == [
+        "Berlin"]
+    with pytest.raises(ReadOnlyStoreError):
+        reader.insert_claims([claim("Bob", "Paris", NOW)], None)
+    reader.close()
+    writer.close()
+
+
+def test_a_connection_dropped_mid_write_writes_nothing(dsn: str, store: PostgresStore) -> None:
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    for dropped_before in ("a statement", "the commit"):
+        with pytest.raises(StoreError, match="lost the connection"):
+            with store.transaction():
+                store.insert_claims([claim("Alice", "Berlin", NOW)], None)
+                store.insert_episodes([], None)
+                pid = store._writer.info.backend_pid
+                admin(dsn, f"SELECT pg_terminate_backend({pid})")
+                if dropped_before == "a statement":
+                    store.insert_claims([claim("Bob", "Paris", NOW)], None)
+        assert store.find_claims(Scope(), tq, STATES) == []  # all or nothing: nothing
+    assert store.search_claims_text(Scope(), tq, STATES, None, ["alice"], 5) == []
+    store.insert_claims([claim("Carol", "Lisbon", NOW)], None)  # a fresh connection
+    assert [c.object for c in store.find_claims(Scope(), tq, STATES)] == ["Lisbon"]
+    assert [k for k, _ in store.search_claims_text(Scope(), tq, STATES, None, ["carol"], 5)] == [
+        store.find_claims(Scope(), tq, STATES)[0].id]
+
+
+def test_a_dropped_reader_is_replaced_at_the_next_read(dsn: str, store: PostgresStore) -> None:
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    assert store.count_claims(Scope(), tq, STATES) == 0
+    admin(dsn, f"SELECT pg_terminate_backend({store._reader().info.backend_pid})")
+    with pytest.raises(StoreError, match="lost the connection"):
+        store.count_claims(Scope(), tq, STATES)
+    assert store.count_claims(Scope(), tq, STATES) == 0
+    with pytest.raises(StoreError, match="lost the connection"):
+        with store.snapshot():  # dropped inside a snapshot: it ends without a COMMIT
+            admin(dsn, f"SELECT pg_terminate_backend({store._reader().info.backend_pid})")
+            store.count_claims(Scope(), tq, STATES)
+    assert store.count_claims(Scope(), tq, STATES) == 0
+
+
+def test_a_statement_the_server_refuses_is_a_store_error(store: PostgresStore) -> None:
+    turn = Episode(content="hello", role="user", recorded_at=NOW, id="e-given")
+    store.insert_episodes([turn], np.ones((1, 3), np.float32))
+    with pytest.raises(StoreError, match="duplicate key"):
+        store.insert_episodes([replace(turn, content="again")], None)
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    assert [e.content for e in store.list_episodes(Scope(), tq)] == ["hello"]
+    store.insert_episodes([replace(turn, id="e-other", content="no vector")], None)
+    roles, vectors = store.recent_turns(Scope(), 5)
+    assert roles == [("user", to_micros(NOW, "ts"))] * 2
+    assert vectors.tolist() == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    assert store.search_episodes_text(Scope(), tq, [], 5) == []
+    assert [k for k, _ in store.search_episodes_text(Scope(), tq, ["vector"], 5)] == ["e-other"]
+
+
+def test_reads_wait_for_no_writer_and_a_snapshot_holds_still(dsn: str, schema: str) -> None:
+    writer, reader = PostgresStore(dsn, schema=schema), PostgresStore(dsn, schema=schema)
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    writer.insert_claims([claim("Alice", "Berlin", NOW)], None)
+    with writer.transaction():  # holds the slot's lock and an uncommitted row
+        found = writer.slot_claims(Scope(), [("alice", "lives_in")])
+        assert [c.object for c in found[("alice", "lives_in")]] == ["Berlin"]
+        writer.insert_claims([claim("Alice", "Paris", NOW)], None)
+        with writer.snapshot():  # inside a write: a no-op, the write's own view
+            assert writer.count_claims(Scope(), tq, STATES) == 2
+        assert reader.count_claims(Scope(), tq, STATES) == 1  # answered, not waited
+        assert [k for k, _ in reader.search_claims_text(
+            Scope(), tq, STATES, None, ["paris"], 5)] == []
+    with reader.snapshot():
+        assert reader.count_claims(Scope(), tq, STATES) == 2
+        writer.insert_claims([claim("Bob", "Rome", NOW)], None)
+        with reader.snapshot():  # nested: the same snapshot
+            assert reader.count_claims(Scope(), tq, STATES) == 2
+    assert reader.count_claims(Scope(), tq, STATES) == 3
+    writer.close()
+    reader.close()
+
+
+def test_a_row_held_past_the_lock_timeout_raises_store_locked(dsn: str, schema: str) -> None:
+    first = PostgresStore(dsn, schema=schema)
+    second = PostgresStore(dsn, schema=schema, lock_timeout=0.05)
+    (held,) = first.insert_claims([claim("Alice", "Berlin", NOW)], None)
+    with first.transaction():
+        first.reinforce_claim(held.id, ["e1"], to_micros(NOW, "at"))
+        with pytest.raises(StoreLockedError):
+            second.reinforce_claim(held.id, ["e2"], to_micros(NOW, "at"))
+    assert second.reinforce_claim(held.id, ["e2"], to_micros(NOW, "at")).observations == 3
+    first.close()
+    second.close()
+
+
+def test_bad_writes_raise_and_change_nothing(store: PostgresStore) -> None:
+    (kept,) = store.insert_claims([claim("Alice", "Berlin", NOW)], np.ones((1, 4), np.float32))
+    assert store.dim == 4
+    with pytest.raises(DimensionMismatchError, match="8-d but this store holds 4-d"):
+        store.insert_claims([claim("Bob", "Paris", NOW)], np.ones((1, 8), np.float32))
+    missing = Claim("Nobody", "lives_in", "Nowhere", id="c999-00000000")
+    at = to_micros(NOW, "at")
+    with pytest.raises(StoreError, match="not in the store"):
+        store.end_claims([(missing, at, at, None)])
+    with pytest.raises(StoreError, match="not in the store"):
+        store.retire_claims([(missing, at, None)])
+    with pytest.raises(StoreError, match="not in the store"):
+        store.reinforce_claim(missing.id, [], at)
+    with pytest.raises(StoreError, match="merged is not in the store"):
+        store.apply_sweep([], [], [(kept.id, [missing.id], 2, 1.0, at)], at)
+    assert store.set_claim_vectors([], np.ones((0, 4), np.float32)) == 0
+    assert store.insert_claims([], None) == [] and store.insert_episodes([], None) == []
+    assert store.end_claims([]) == [] and store.retire_claims([]) == []
+    assert store.slot_claims(Scope(), []) == {}
+    assert store.rekey_subjects(Scope(), {}, at, dry_run=False) == []
+    store.save_predicates([])
+    assert [c.id for c in store.find_claims(Scope(), TimeQuery(known_at=2**62, valid_at=None), STATES)] == [
+        kept.id]
+
+
+def test_rebuilding_vectors_replaces_all_or_none(store: PostgresStore) -> None:
+    first = store.insert_claims([claim(f"P{i}", "Berlin", NOW) for i in range(3)],
+                                np.ones((3, 4), np.float32))
+    turns = store.insert_episodes([], None)
+    assert turns == [] and store.embedder_label is None
+    with pytest.raises(DimensionMismatchError):
+        with store.rebuild_vectors(2, "two") as put:
+            put("claims", [1], np.ones((1, 3), np.float32))
+    assert store.dim == 4 and store.embedder_label is None
+    pages = store.vector_texts("claims", 0, 2)
+    assert [t for _, t in pages] == ["P0 Berlin", "P1 Berlin"]
+    with store.rebuild_vectors(2, "two") as put:
+        put("claims", [p for p, _ in pages], np.ones((2, 2), np.float32))
+    assert store.dim == 2 and store.embedder_label == "two"
+    assert store.claims_missing_vectors() == [(first[2].id, "P2 Berlin")]  # never put
+    assert store.vector_texts("episodes", 0, 5) == []
+
+
+def test_close_is_idempotent_and_final(store: PostgresStore) -> None:
+    store.close()
+    store.close()
+    assert store.closed
+    with pytest.raises(ClosedError):
+        store.count_claims(Scope(), TimeQuery(known_at=0, valid_at=None), STATES)
+    with pytest.raises(ClosedError):
+        store.insert_claims([claim("Alice", "Berlin", NOW)], None)
+
+
+# -- many writers ---------------------------------------------------------------------
+def write_slot(dsn: str, schema: str, worker: int, writes: int, acked: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    """One writer process: claims of one single-valued slot everyone writes, and of its
+    own; every id a write returned is reported (acknowledged)."""
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        ids: list[str] = []
+        for i in range(writes):
+            ids += [c.id for c in mem.remember("Alice", "lives_in", f"Town {worker} {i}").added]
+            ids += [c.id for c in mem.remember(f"Writer {worker}", "likes", f"tea {i}").added]
+        acked.put(ids)
+
+
+@pytest.mark.parametrize("writers", [1, 2, 4])
+def test_many_writer_processes_keep_every_write_and_one_live_value(
+    dsn: str, schema: str, writers: int
+) -> None:
+    PostgresStore(dsn, schema=schema).close()  # made once, before the race
+    context = multiprocessing.get_context("spawn")
+    acked: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
+    processes = [context.Process(target=write_slot, args=(dsn, schema, w, 12, acked))
+                 for w in range(writers)]
+    for process in processes:
+        process.start()
+    ids = [cid for _ in processes for cid in acked.get(timeout=120)]
+    for process in processes:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        every = {c.id: c for c in mem.get_all(states=STATES)}
+        assert len(ids) == writers * 24 and set(ids) <= set(every)
+        slot = [c for c in every.values() if c.predicate == "lives_in"]
+        assert len(slot) == writers * 12
+        assert len(mem.get_all(subject="Alice", predicate="lives_in")) == 1
+        # and at every instant a write was recorded, as believed then: one value at most
+        for known in sorted({c.recorded_at for c in slot if c.recorded_at is not None}):
+            live = mem.get_all(subject="Alice", predicate="lives_in", known_at=known,
+                               valid_at=known)
+            assert len(live) == 1, known

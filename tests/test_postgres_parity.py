@@ -1,0 +1,176 @@
+"""The same writes on SQLite and on PostgreSQL give the same answers, read for read.
+
+Two memories, one per backend, share a clock and take the same operations in lockstep:
+single and bulk writes, supersessions on both clocks, forgets, deletes, turns, erasures
+and purges in several scopes. After each step every read is compared: listings in each
+state and at past instants, counts, histories, ``why()``, neighbourhoods, stats, the
+text candidates (ids and BM25 scores, which must be the same doubles: FTS5's tokens and
+arithmetic), the vector candidates (cosines to float32 rounding) and ``search()``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from memvara import STATES, Claim, Memvara, NullLLM, Scope
+from memvara.store import TimeQuery
+from memvara._domain.time import to_micros
+from memvara.embed import HashingEmbedder
+
+from .conftest import Clock, embed_all
+from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+
+WORDS = ("tea coffee berlin paris lisbon acme globex running runs ran runner pottery"
+         " guitar chess kayak sailing quiet loud river mountain green blue red").split()
+PEOPLE = ("Alice", "Bob", "Carol", "Dana")
+TERMS = (["tea"], ["green", "tea"], ["running"], ["runs", "runner", "ran"], ["berlin"],
+         ["pottery", "river", "chess"], ["nothing_matches_this"], ["alice"], ["café"])
+
+
+@pytest.fixture
+def pair(clock: Clock) -> Iterator[tuple[Memvara, Memvara]]:
+    dsn = pg_dsn()
+    from memvara.store.postgres import PostgresStore
+
+    schema = fresh_schema()
+    lite = Memvara(clock=clock, llm=NullLLM())
+    pg = Memvara(store=PostgresStore(dsn, schema=schema), clock=clock, llm=NullLLM())
+    try:
+        yield lite, pg
+    finally:
+        lite.close()
+        pg.close()
+        drop_schemas(dsn, [schema])
+
+
+def phrase(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6)))
+
+
+def compare_reads(lite: Memvara, pg: Memvara, instants: list[int]) -> int:
+    """Compare every read; how many text matches were compared (so a run that matched
+    nothing cannot pass unnoticed)."""
+    matched = 0
+    for scope in (Scope(), Scope(user="u1"), Scope(user="u1", agent="a1"), Scope(user="u2")):
+        a, b = lite.store, pg.store
+        for states in (["live"], ["ended"], ["retired"], list(STATES)):
+            for known in instants[-3:]:
+                for valid in (None, known, instants[0]):
+                    tq = TimeQuery(known_at=known, valid_at=valid)
+                    assert a.find_claims(scope, tq, states) == b.find_claims(scope, tq, states)
+                    assert a.count_claims(scope, tq, states) == b.count_claims(scope, tq, states)
+            tq = TimeQuery(known_at=instants[-1], valid_at=instants[-1])
+            for terms in TERMS:
+                found = a.search_claims_text(scope, tq, states, None, terms, 7)
+                assert found == b.search_claims_text(scope, tq, states, None, terms, 7), terms
+                matched += len(found)
+            assert (a.search_episodes_text(scope, tq, ["tea", "river"], 5)
+                    == b.search_episodes_text(scope, tq, ["tea", "river"], 5))
+            query = HashingEmbedder().encode(["green tea by the river"])[0]
+            near_a = a.search_claims_vector(scope, tq, states, None, query, 6)
+            near_b = b.search_claims_vector(scope, tq, states, None, query, 6)
+            assert [k for k, _ in near_a] == [k for k, _ in near_b]
+            assert [s for _, s in near_a] == pytest.approx([s for _, s in near_b], abs=1e-5)
+            assert (a.unembedded_claims(scope, tq, states, None)
+                    == b.unembedded_claims(scope, tq, states, None))
+        now = instants[-1]
+        assert a.stats(scope, now) == b.stats(scope, now)
+        for person in PEOPLE:
+            for predicate in ("lives_in", "likes"):
+                tq = TimeQuery(known_at=now, valid_at=None)
+                assert (a.slot_history(scope, [person.lower()], predicate, tq)
+                        == b.slot_history(scope, [person.lower()], predicate, tq))
+    handle_a, handle_b = lite.scope(user="u1"), pg.scope(user="u1")
+    for query in ("where does alice live", "green tea", "pottery by the river"):
+        found_a = handle_a.search(query, k=6)
+        found_b = handle_b.search(query, k=6)
+        assert [(r.kind, r.text) for r in found_a] == [(r.kind, r.text) for r in found_b]
+        assert [r.score for r in found_a] == pytest.approx([r.score for r in found_b], abs=1e-5)
+    for claim in lite.get_all(states=STATES):
+        why_a, why_b = lite.why(claim.id), pg.why(claim.id)
+        assert why_a is not None and why_b is not None
+        assert (why_a.claim, why_a.episodes, why_a.superseded, why_a.closed_by) == (
+            why_b.claim, why_b.episodes, why_b.superseded, why_b.closed_by)
+    assert [p.render() for p in lite.neighborhood("Alice")] == [
+        p.render() for p in pg.neighborhood("Alice")]
+    return matched
+
+
+def step(rng: random.Random, mem: Memvara, op: int, clock: Clock, seed: int) -> object:
+    """Operation ``op`` (drawn once, applied to both memories with a twin generator)."""
+    user = rng.choice([None, "u1", "u2"])
+    handle = mem.scope(user=user, agent=rng.choice([None, "a1"]) if user else None)
+    person = rng.choice(PEOPLE)
+    if op == 0:
+        return handle.remember(person, "lives_in", rng.choice(["Berlin", "Paris", "Lisbon"]),
+                               text=f"{person} lives in {phrase(rng)}").added
+    if op == 1:
+        return handle.remember(person, "likes", phrase(rng), sources=[f"s{seed}"]).added
+    if op == 2:
+        return handle.remember(person, "lives_in", "Porto",
+                               valid_from=clock() - timedelta(days=rng.randint(1, 30))).added
+    if op == 3:
+        return handle.add([f"{person}: {phrase(rng)}", f"assistant: {phrase(rng)}"]).added
+    if op == 4:
+        return handle.forget(person, "likes")
+    if op == 5:
+        claims = handle.get_all(states=STATES)
+        return handle.delete(claims[rng.randrange(len(claims))].id) if claims else None
+    if op == 6:
+        claims = handle.get_all(states=STATES)
+        return handle.erase(claims[rng.randrange(len(claims))].id, sources=True) if claims else None
+    if op == 7:
+        return embed_all(mem)
+    return handle.remember_many([Claim(person, "knows", p) for p in PEOPLE if p != person]).added
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_same_operations_read_the_same_on_both_backends(
+    pair: tuple[Memvara, Memvara], clock: Clock, seed: int
+) -> None:
+    lite, pg = pair
+    ops = random.Random(seed)
+    instants: list[int] = []
+    matched = 0
+    for i in range(40):
+        op = ops.choices(range(9), weights=[4, 4, 2, 2, 1, 1, 1, 1, 1])[0]
+        results = [step(random.Random(seed * 1000 + i), mem, op, clock, i) for mem in (lite, pg)]
+        assert results[0] == results[1], (i, op)
+        clock.advance(minutes=7)
+        instants.append(to_micros(clock(), "now"))
+        if i % 8 == 7:
+            matched += compare_reads(lite, pg, instants)
+    assert matched > 100
+    assert lite.purge(user="u1") == pg.purge(user="u1")
+    compare_reads(lite, pg, instants)
+
+
+def test_similarities_agree_and_skip_what_they_cannot_score(pair: tuple[Memvara, Memvara]) -> None:
+    lite, pg = pair
+    for mem in pair:
+        for i in range(12):
+            mem.remember(f"user_{i}", "likes", f"green tea number {i}")
+        mem.add(["alice: pottery by the river", "assistant: lovely"])
+        embed_all(mem)
+    query = HashingEmbedder().encode(["green tea"])[0]
+    ids = [c.id for c in lite.get_all()]
+    stale = ids[0].rsplit("-", 1)[0] + "-00000000"  # its rowid, another digest
+    got_a = lite.store.claim_similarities([*ids, stale, "c999-00000000"], query)  # type: ignore[attr-defined]
+    got_b = pg.store.claim_similarities([*ids, stale, "c999-00000000"], query)  # type: ignore[attr-defined]
+    assert sorted(got_a) == sorted(got_b) == sorted(ids)
+    assert [got_a[k] for k in ids] == pytest.approx([got_b[k] for k in ids], abs=1e-5)
+    turns = [e.id for e in lite.episodes()]
+    assert turns == [e.id for e in pg.episodes()]
+    sims_a = lite.store.episode_similarities([*turns, "e-missing"], query)  # type: ignore[attr-defined]
+    sims_b = pg.store.episode_similarities([*turns, "e-missing"], query)  # type: ignore[attr-defined]
+    assert sims_a == pytest.approx(sims_b, abs=1e-5) and len(sims_b) == 2
+    assert pg.store.episode_similarities(turns, query[:8]) == {}  # type: ignore[attr-defined]
+    assert pg.store.claim_similarities([], query) == {}  # type: ignore[attr-defined]
+    assert (lite.store.rank_fields([*ids, stale])  # type: ignore[attr-defined]
+            == pg.store.rank_fields([*ids, stale]))  # type: ignore[attr-defined]
+    assert np.allclose(lite.store.recent_turns(Scope(), 5)[1], pg.store.recent_turns(Scope(), 5)[1])
