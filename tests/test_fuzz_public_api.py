@@ -404,6 +404,8 @@ SCOPED: dict[str, Callable[[Env, dict[str, Any]], object]] = {
     "remember": lambda e, kw: e.mem.remember("user", "likes", "jam", **kw),
     "remember_many": lambda e, kw: e.mem.remember_many([Claim("user", "likes", "jam")], **kw),
     "supersede": lambda e, kw: e.mem.supersede(e.root_id, Claim("user", "likes", "jam"), **kw),
+    "revert": lambda e, kw: e.mem.revert(e.root_id, **kw),
+    "check_conflict": lambda e, kw: e.mem.check_conflict("user", "likes", "jam", **kw),
     "forget": lambda e, kw: e.mem.forget("user", "likes", **kw),
     "delete": lambda e, kw: e.mem.delete(e.root_id, **kw),
     "erase": lambda e, kw: e.mem.erase(e.root_id, **kw),
@@ -528,6 +530,16 @@ def argument_slots() -> list[Slot]:
              lambda e, v: e.mem.supersede(e.root_id, Claim("user", "likes", "jam"), sources=v)),
         Slot("supersede(sources=[v])",
              lambda e, v: e.mem.supersede(e.root_id, Claim("user", "likes", "jam"), sources=[v])),
+        # revert(), check_conflict()
+        Slot("revert(claim_id=)", lambda e, v: e.mem.revert(v), big=True),
+        Slot("check_conflict(subject=)", lambda e, v: e.mem.check_conflict(v, "likes", "jam")),
+        Slot("check_conflict(predicate=)", lambda e, v: e.mem.check_conflict("user", v, "jam")),
+        Slot("check_conflict(obj=)", lambda e, v: e.mem.check_conflict("user", "likes", v)),
+        *[
+            keyword_slot(f"check_conflict({arg}=)",
+                         lambda e, kw: e.mem.check_conflict("user", "lives_in", "Oslo", **kw), arg)
+            for arg in ("valid_from", "valid_to", "recorded_at", "polarity", "close")
+        ],
         # forget(), delete(), erase(), get()
         Slot("forget(subject=)", lambda e, v: e.mem.forget(v, "likes")),
         Slot("forget(predicate=)", lambda e, v: e.mem.forget("user", v)),
