@@ -28,8 +28,11 @@ from memvara import (  # noqa: E402
     HashingEmbedder,
     InvalidArgumentError,
     Memvara,
+    PredicateSpec,
 )
 from memvara.integrations.crewai import RECORD_PREDICATE, MemvaraStorage  # noqa: E402
+
+from memvara.schema import Cardinality  # noqa: E402
 
 from .conftest import Clock  # noqa: E402
 
@@ -59,6 +62,19 @@ def crew_memory(storage: MemvaraStorage) -> Iterator[Memory]:
 
 def test_it_is_a_storage_backend_by_crewai_s_own_protocol(storage: MemvaraStorage) -> None:
     assert isinstance(storage, StorageBackend)
+
+
+def test_the_record_predicate_is_declared_and_a_clash_is_refused(
+    storage: MemvaraStorage, mem: Memvara, clock: Clock
+) -> None:
+    assert mem.registry.spec(RECORD_PREDICATE).cardinality is Cardinality.ONE
+    other = Memvara(clock=clock)
+    try:
+        other.registry.register(PredicateSpec(RECORD_PREDICATE, Cardinality.MANY))
+        with pytest.raises(InvalidArgumentError, match="crewai_memory"):
+            MemvaraStorage(other)
+    finally:
+        other.close()
 
 
 def test_crewai_memory_remembers_and_recalls_through_it(

@@ -29,7 +29,8 @@ from openai.types.responses import (  # noqa: E402
     ResponseOutputText,
 )
 
-from memvara import AsyncMemvara, InvalidArgumentError, Memvara  # noqa: E402
+from memvara import AsyncMemvara, InvalidArgumentError, Memvara, PredicateSpec  # noqa: E402
+from memvara.schema import Cardinality, Volatility  # noqa: E402
 from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession  # noqa: E402
 
 from .conftest import Clock, FakeLLM  # noqa: E402
@@ -73,6 +74,19 @@ def _call(name: str, arguments: str) -> list[Any]:
 
 def test_it_is_a_session_by_the_sdk_s_own_protocol(mem: Memvara) -> None:
     assert isinstance(MemvaraSession("s1", mem), Session)
+
+
+def test_the_transcript_predicate_is_declared_and_a_clash_is_refused(mem: Memvara) -> None:
+    MemvaraSession("s1", mem.scope(user="ann"))
+    spec = mem.registry.spec(ITEM_PREDICATE)
+    assert (spec.cardinality, spec.volatility) == (Cardinality.ONE, Volatility.FAST)
+    other = Memvara(clock=Clock())
+    try:
+        other.registry.register(PredicateSpec(ITEM_PREDICATE, Cardinality.MANY))
+        with pytest.raises(InvalidArgumentError, match="agents_item"):
+            MemvaraSession("s1", other)
+    finally:
+        other.close()
 
 
 def test_items_come_back_verbatim_and_in_order(mem: Memvara) -> None:

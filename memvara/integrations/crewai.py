@@ -49,13 +49,17 @@ import numpy as np
 import numpy.typing as npt
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
-from .. import Claim, DimensionMismatchError, InvalidArgumentError
+from .. import Claim, DimensionMismatchError, InvalidArgumentError, PredicateSpec
+from ..schema import Cardinality, Volatility
 from ._handles import MemoryHandle, sync_handle
 
 __all__ = ["RECORD_PREDICATE", "MemvaraStorage"]
 
 RECORD_PREDICATE = "crewai_memory"
-"""The predicate of every record's claim (many-valued: records never close each other)."""
+"""The predicate of every record's claim. Its subject is the record's id, so records never
+close each other; within one record's slot a new content closes the old one (``ONE``),
+as the memory's registry is told."""
+_RECORD_SPEC = PredicateSpec(RECORD_PREDICATE, Cardinality.ONE, Volatility.SLOW)
 _RECORD, _EMBEDDING = "crewai_record", "crewai_embedding"
 
 
@@ -73,11 +77,13 @@ class MemvaraStorage:
             record is written to and read from.
 
     Raises:
-        InvalidArgumentError: ``memory`` is not a memvara handle.
+        InvalidArgumentError: ``memory`` is not a memvara handle, or its registry
+            already gives ``crewai_memory`` another meaning.
     """
 
     def __init__(self, memory: MemoryHandle) -> None:
         self._memory = sync_handle(memory)
+        self._memory.registry.register(_RECORD_SPEC)
         self._decoded: dict[str, _Row] = {}
 
     # -- writes ---------------------------------------------------------------------------

@@ -43,13 +43,16 @@ from typing import Any, cast
 from agents.items import TResponseInputItem
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
-from .. import Claim, ExtractionPendingError, InvalidArgumentError, WriteReceipt
+from .. import Claim, ExtractionPendingError, InvalidArgumentError, PredicateSpec, WriteReceipt
+from ..schema import Cardinality, Volatility
 from ._handles import MemoryHandle, sync_handle
 
 __all__ = ["ITEM_PREDICATE", "MemvaraSession"]
 
 ITEM_PREDICATE = "agents_item"
-"""The predicate of the transcript's claims (many-valued: every item stays its own)."""
+"""The predicate of the transcript's claims: one item per slot, and a conversation goes
+stale in a week (``FAST``), as the memory's registry is told."""
+_ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
 
 
 class MemvaraSession:
@@ -65,7 +68,8 @@ class MemvaraSession:
 
     Raises:
         InvalidArgumentError: a blank or unusable ``session_id``, a ``memory`` that is
-            not a memvara handle, or ``learn`` not a bool.
+            not a memvara handle, ``learn`` not a bool, or a registry in which
+            ``agents_item`` already means something else.
     """
 
     def __init__(
@@ -86,6 +90,7 @@ class MemvaraSession:
             self._transcript = self._memory.scope(session=session_id)
         except InvalidArgumentError as exc:
             raise InvalidArgumentError("session_id", exc.problem) from None
+        self._memory.registry.register(_ITEM_SPEC)
         self.session_id = session_id
         self.session_settings = session_settings
         self._learn = learn
