@@ -32,6 +32,8 @@ from ._errors import (
 )
 from ._facade.memvara import Memvara, ScopedMemvara
 from ._facade.transfer import export_jsonl, import_jsonl
+from ._domain.erasure import ErasureManifest, ErasureRequest, ErasureTarget
+from ._domain.ledger import LogReport
 from ._domain.model import MEMORY_TYPES, STATES, Claim, Episode, Scope, State
 from ._domain.results import (
     ConflictCheck, Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt,
@@ -71,6 +73,9 @@ __all__ = [
     "DimensionMismatchError",
     "Embedder",
     "Episode",
+    "ErasureManifest",
+    "ErasureRequest",
+    "ErasureTarget",
     "Explanation",
     "ExtractionPendingError",
     "HashingEmbedder",
@@ -80,6 +85,7 @@ __all__ = [
     "InvalidTimeError",
     "LLM",
     "LLMError",
+    "LogReport",
     "MEMORY_TYPES",
     "MemoryRecorder",
     "Memvara",

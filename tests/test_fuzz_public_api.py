@@ -621,6 +621,13 @@ def argument_slots() -> list[Slot]:
         Slot("prune(keep_at_most=)", lambda e, v: e.mem.prune(timedelta(days=1), keep_at_most=v)),
         Slot("restore_archived(claim_ids=)", lambda e, v: e.mem.restore_archived(v)),
         Slot("archived(subject=)", lambda e, v: e.mem.archived(v, "likes")),
+        # erasure
+        Slot("forget_subject(subject=)",
+             lambda e, v: e.mem.forget_subject(v, reason="r", requested_by="q"), big=True),
+        Slot("forget_subject(reason=)",
+             lambda e, v: e.mem.forget_subject("user", reason=v, requested_by="q")),
+        Slot("add_erasure_target(target=)", lambda e, v: e.mem.add_erasure_target(v)),
+        Slot("tombstones()", lambda e, v: e.mem.tombstones()),
         # the graph
         Slot("neighborhood(entity=)", lambda e, v: e.mem.neighborhood(v, depth=3), big=True),
         Slot("neighborhood(predicates=[v])",

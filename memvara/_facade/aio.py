@@ -206,6 +206,9 @@ class _AsyncAPI:
     prune = _ToThread(_SYNC.prune)
     restore_archived = _ToThread(_SYNC.restore_archived)
     archived = _ToThread(_SYNC.archived)
+    forget_subject = _ToThread(_SYNC.forget_subject)
+    add_erasure_target = _ToThread(_SYNC.add_erasure_target)
+    tombstones = _ToThread(_SYNC.tombstones)
 
 
 class AsyncScopedMemvara(_AsyncAPI):

@@ -28,6 +28,7 @@ from ..schema import PredicateRegistry
 from ..store.base import Store
 from ..telemetry import Recorder
 from .core import Core, check_embedder, open_core
+from .forgetting import ForgetAPI
 from .governance import GovernAPI
 from .retention import RetentionAPI
 from .keywords import check_every_public_method
@@ -37,7 +38,7 @@ from .writes import WriteAPI
 __all__ = ["Memvara", "ScopedMemvara"]
 
 
-class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI, RetentionAPI):
+class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI, RetentionAPI, ForgetAPI):
     """Every operation on a memory, at a bound default scope (shared by both handles)."""
 
     @property

@@ -12,14 +12,15 @@ log, and ``verify()``/``anchor()`` on it raise ``StoreError``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .._domain.ledger import Anchor
 from .._domain.model import Claim, Scope
 
-__all__ = ["ArchiveStore", "LogRecord", "WriteLogStore"]
+__all__ = ["ArchiveStore", "ForgetStore", "LogRecord", "SubjectErasure", "Tombstone", "WriteLogStore"]
 
 LogRecord = tuple[int, int, str, str, str, str]
 """``(seq, at, actor, action, body, hash)``: one record as stored."""
@@ -124,4 +125,62 @@ class ArchiveStore(Protocol):
         """The archived claims of ``scope``'s subtree (of one ``(subject_key,
         predicate)`` slot, when given), oldest row first, each with the instant it was
         archived (microseconds); as they stand now (``Claim`` with every closure)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What ``erase_subject`` records of an erasure: its ``id``, when (microseconds), why,
+    who asked, and the subject as a digest keyed by the store's secret."""
+
+    id: str
+    at: int
+    reason: str
+    requested_by: str
+    subject_digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectErasure:
+    """What ``erase_subject`` did: the counts (``claims``, ``archived``,
+    ``episodes_erased``, ``episodes_scrubbed``, ``aliases``), the erased claims' and
+    turns' ids, and every name of the subject it found (for outside targets; the
+    caller drops them)."""
+
+    counts: dict[str, int]
+    claim_ids: tuple[str, ...]
+    episode_ids: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+@runtime_checkable
+class ForgetStore(Protocol):
+    """A store that erases a subject across its lineage (``forget_subject()``)."""
+
+    def erase_subject(
+        self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,
+    ) -> SubjectErasure | None:
+        """``None``, writing nothing, when no claim of ``scope``'s subtree (live or
+        archived) has one of ``keys`` as its subject or object key. Otherwise, in one
+        transaction, in that subtree: erase every claim whose subject
+        key or object key is one of ``keys`` (live, ended, retired or archived), then every
+        claim citing an erased claim as a source, again until none is left; erase the
+        turns no surviving claim cites among those they cited; erase the aliases of
+        ``keys`` the subtree's owners learned; replace each name (``names`` and the
+        subjects and objects found under ``keys``) in every other turn of the subtree by
+        ``_domain.erasure.ERASED``, dropping those turns' vectors; clear other rows'
+        references to the erased ids; add a tombstone (``reason`` and ``requested_by``
+        scrubbed of the names too) and a ``log_note("tombstone", ...)``. Nothing of the
+        erased text may remain in any file the store keeps once it returns (rows, text
+        indexes, vectors, the write-ahead log)."""
+        ...
+
+    def tombstones(self, subject_digest: str | None = None) -> list[dict[str, object]]:
+        """Every tombstone (of one subject digest), oldest first: ``id``, ``at``,
+        ``reason``, ``requested_by``, ``subject_digest``, ``scope`` (its dict),
+        ``erased`` (the counts) and ``targets`` (name: confirmed)."""
+        ...
+
+    def confirm_targets(self, tombstone_id: str, targets: dict[str, bool]) -> None:
+        """Merge outside targets' confirmations into a tombstone (and the log)."""
         ...

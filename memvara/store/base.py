@@ -82,7 +82,8 @@ a scope's rows whole and restores them as they were, for ``export_jsonl`` and
 ``LogRecord``) appends one chained record per committed write transaction, whatever
 wrote it; ``verify()``, ``anchor()`` and ``why()``'s actor read it back.
 ``ArchiveStore`` (optional, same module) moves old claims out of reach and back, for
-``prune()``, ``restore_archived()`` and ``archived()``.
+``prune()``, ``restore_archived()`` and ``archived()``; ``ForgetStore`` erases a subject
+across its lineage and keeps the tombstones, for ``forget_subject()``.
 """
 
 from __future__ import annotations
@@ -101,15 +102,17 @@ from ._optional import (
     SingleWriteStore,
     Vectors,
 )
-from ._governance import ArchiveStore, LogRecord, WriteLogStore
+from ._governance import (
+    ArchiveStore, ForgetStore, LogRecord, SubjectErasure, Tombstone, WriteLogStore,
+)
 from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore
 from ._values import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = [
     "AliasRecord", "ArchiveStore", "BulkWriteStore", "ClaimRecord", "Closure", "Conflict",
-    "DeferredTextIndexStore", "LogRecord", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
-    "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SweepWindow", "TimeQuery",
-    "TransferStore", "WriteLogStore", "Written",
+    "DeferredTextIndexStore", "ForgetStore", "LogRecord", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
+    "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SubjectErasure", "SweepWindow",
+    "TimeQuery", "Tombstone", "TransferStore", "WriteLogStore", "Written",
 ]
 
 

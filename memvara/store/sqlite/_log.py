@@ -31,7 +31,7 @@ from ._core import StoreCore
 from ._rows import claim_rowid
 from ._translate import translate
 
-__all__ = ["LOG_OPS", "WriteLog", "keep_actors", "relabel"]
+__all__ = ["LOG_OPS", "WriteLog", "keep_actors", "note", "relabel"]
 
 _PENDING = "temp.mv_log_pending"
 
@@ -94,6 +94,13 @@ class _Logged:
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         self._local.stack.pop()
+
+
+def note(conn: sqlite3.Connection, kind: str, fields: dict[str, object]) -> None:
+    """``WriteLog.log_note`` for another part of the store, inside its transaction."""
+    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_pending'").fetchone():
+        conn.execute(f"INSERT INTO {_PENDING} (op, detail) VALUES ('note', ?)",
+                     (canonical_body({kind: fields}),))
 
 
 def relabel(conn: sqlite3.Connection, old: str, new: str, rows: str) -> None:

@@ -307,7 +307,27 @@ _V9 = (
     " (s_user, s_tenant, s_agent, s_session, subject_key, predicate)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+# v10: tombstones. ``forget_subject()`` erases a subject everywhere and leaves one row
+# here: when, why, who asked, the subject's digest keyed by ``log_secret`` (never its
+# name), the counts and rowids removed, and which outside targets confirmed.
+_V10 = (
+    """
+    CREATE TABLE IF NOT EXISTS tombstones (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        at INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        subject_digest TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        erased TEXT NOT NULL,
+        targets TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS tombstones_subject ON tombstones (subject_digest)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

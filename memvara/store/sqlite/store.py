@@ -28,6 +28,7 @@ from ._candidates import Candidates
 from ._consolidation import Consolidation
 from ._episodes import Episodes
 from ._erasure import Erasure
+from ._forget import Forgetting
 from ._integrity import Integrity
 from ._log import WriteLog
 from ._predicates import Predicates
@@ -40,7 +41,7 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    WriteLog, Archive, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
+    WriteLog, Archive, Forgetting, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
     Predicates, Integrity, Transfer, Backlog,
 ):
     """The default ``Store``: one SQLite file plus vector sidecars beside it

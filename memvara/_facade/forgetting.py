@@ -1,0 +1,141 @@
+"""``forget_subject()``: erase everything a memory holds about one subject, outside
+stores included, and leave a tombstone; ``tombstones()`` reads them back."""
+
+from __future__ import annotations
+
+import weakref
+
+from .._domain import args as _args
+from .._domain.args import UNSET, ScopeArg
+from .._domain.erasure import ErasureManifest, ErasureRequest, ErasureTarget
+from .._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
+from ..store.base import ForgetStore, Store, Tombstone, WriteLogStore
+from .core import Core, Handle
+from .governance import check_actor, logged
+
+__all__ = ["ForgetAPI"]
+
+_TARGETS: weakref.WeakKeyDictionary[Core, list[ErasureTarget]] = weakref.WeakKeyDictionary()
+"""The outside stores registered on each open memory (every handle on it shares them)."""
+
+
+class _Forgetful(ForgetStore, WriteLogStore):
+    """A store that can erase a subject and key its digest."""
+
+
+def _forget_of(store: Store) -> _Forgetful:
+    if not isinstance(store, ForgetStore) or not isinstance(store, WriteLogStore):
+        raise StoreError(f"{type(store).__name__} cannot erase a subject (it is no ForgetStore"
+                         " with a write log)")
+    return store  # type: ignore[return-value]  # both protocols, checked above
+
+
+class ForgetAPI(Handle):
+    """Erasure of a subject across its lineage."""
+
+    def add_erasure_target(self, target: ErasureTarget) -> None:
+        """Have every later ``forget_subject()`` on this memory ask ``target`` (a vector
+        database, a cache) to erase the subject too.
+
+        Raises:
+            InvalidArgumentError: not an ``ErasureTarget`` (a ``name`` and ``erase()``),
+                or a name another registered target has.
+        """
+        self._core.check_open()
+        if not isinstance(target, ErasureTarget) or not isinstance(target.name, str) \
+                or not target.name.strip():
+            raise InvalidArgumentError("target", "expected an object with a non-blank .name"
+                                       " and .erase(request) -> bool")
+        held = _TARGETS.setdefault(self._core, [])
+        if any(t.name == target.name for t in held):
+            raise InvalidArgumentError("target", f"a target named {target.name!r:.40} is registered")
+        held.append(target)
+
+    def forget_subject(
+        self,
+        subject: str,
+        *,
+        reason: str,
+        requested_by: str,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+        actor: str | None = None,
+    ) -> ErasureManifest:
+        """ERASE (not retire: despite the name, nothing is kept to read) everything this
+        scope and the scopes beneath it hold about ``subject``, under any of its names.
+
+        Erased, in one transaction: every claim about the subject or naming it as the
+        object, in any state, archived ones too; every claim citing one of those as its
+        source, and so on; the turns only those claims cited; the aliases of the subject
+        learned here. Every other turn of those scopes that names the subject keeps its
+        text with each name replaced by ``[erased]`` (and loses its vector). Then each
+        registered ``ErasureTarget`` is asked to erase it too.
+
+        Promises: once it returns, no file of the store (the database, its write-ahead
+        log, the vector files) holds the erased text; the write log and the tombstone
+        hold only ids, counts and the subject's digest keyed by the store's secret (a
+        plain hash of a name can be confirmed by guessing it). Does not promise: text
+        naming the subject inside another value (``"maya's cafe"`` as an object), copies
+        outside the store that no target covers, or backups.
+
+        Args:
+            reason, requested_by: kept in the tombstone (any name of the subject in them
+                is replaced too).
+
+        Returns:
+            An ``ErasureManifest``: the counts, the tombstone's id, and each target's
+            confirmation; ``complete`` only when every target confirmed. Called again
+            for a subject already erased, it asks the targets again (to finish an
+            incomplete erasure) and erases whatever was written about it since.
+
+        Raises:
+            ClaimNotFoundError: no claim in these scopes names ``subject`` and no
+                tombstone does (nothing is written).
+            InvalidArgumentError: a blank subject, reason or requested_by.
+            StoreError: the store cannot erase a subject.
+        """
+        scope = self._at(tenant, user, agent, session)
+        subject = _args.check_text(subject, "subject")
+        reason = _args.check_text(reason, "reason")
+        requested_by = _args.check_text(requested_by, "requested_by")
+        check_actor(actor, scope)
+        store = _forget_of(self._core.store)
+        keys = self._core.aliases.keys_of(scope, subject)
+        entity = keys[1] if len(keys) > 1 and keys[0] != keys[1] else keys[0]
+        digest = store.log_digest(entity)
+        earlier = store.tombstones(digest)
+        at = self._core.writer.now()
+        tombstone = Tombstone(f"t{at}-{digest[:8]}", at, reason, requested_by, digest)
+        with logged(self._core, "forget_subject", scope, actor):
+            erased = store.erase_subject(scope, keys, (subject,), tombstone)
+        if erased is None and not earlier:
+            raise ClaimNotFoundError(f"no claim in this scope names {subject!r:.60}")
+        self._core.aliases.reload()
+        self._core.retriever.forget_waiting()
+        request = ErasureRequest(subject, erased.names if erased else (subject,),
+                                 erased.claim_ids if erased else (),
+                                 erased.episode_ids if erased else (),
+                                 tombstone.id if erased else str(earlier[-1]["id"]))
+        targets = {t.name: _ask(t, request) for t in _TARGETS.get(self._core, [])}
+        if targets:
+            store.confirm_targets(request.tombstone, targets)
+        counts = erased.counts if erased else dict.fromkeys(
+            ("claims", "archived", "episodes_erased", "episodes_scrubbed", "aliases"), 0)
+        return ErasureManifest(request.tombstone, digest, targets=targets, **counts)
+
+    def tombstones(self) -> list[dict[str, object]]:
+        """Every erasure's tombstone, oldest first: its ``id``, ``at`` (microseconds),
+        ``reason``, ``requested_by``, the ``subject_digest``, the ``scope``, the counts
+        ``erased`` and the ``targets`` that confirmed. No name of the subject."""
+        self._core.check_open()
+        return _forget_of(self._core.store).tombstones()
+
+
+def _ask(target: ErasureTarget, request: ErasureRequest) -> bool:
+    """One target's answer: ``True`` only if it said so (an exception is a no)."""
+    try:
+        return target.erase(request) is True
+    except Exception:  # its own failure: recorded as unconfirmed, the erasure stands
+        return False

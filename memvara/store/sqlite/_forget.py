@@ -1,0 +1,177 @@
+"""``erase_subject``: a subject erased from a scope's subtree, with what it reached.
+
+One transaction finds the claims about the subject or naming it as the object, then
+(repeatedly) the claims citing any of them as a source; erases them, the archived ones
+too, the turns only they cited, the owner's aliases of the subject; replaces each name
+in every other turn of the subtree (``_domain/erasure.scrub``); clears other rows'
+references to the erased ids (an id carries a digest of its claim's content); writes the
+tombstone; and, like ``erase_claim``, zeroes the vectors, merges the text indexes and
+truncates the write-ahead log once it commits.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from ..._domain.erasure import scrub
+from ..._domain.model import Scope
+from .._governance import SubjectErasure, Tombstone
+from . import _sql
+from ._episodes import content_hash
+from ._erasure import Erasure
+from ._log import note
+
+__all__ = ["Forgetting"]
+
+_PICKED = "temp.mv_forget_picked"
+
+
+class Forgetting(Erasure):
+    """``erase_subject`` and the tombstones."""
+
+    def erase_subject(
+        self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,
+    ) -> SubjectErasure | None:
+        """Erase a subject from ``scope``'s subtree; see ``ForgetStore``."""
+        where, params = _sql.scope_subtree(scope)
+        owned, owner_params = _alias_subtree(scope)
+        marks = ",".join("?" * len(keys))
+        named = f"(subject_key IN ({marks}) OR object_key IN ({marks}))"
+        with self._writing() as conn:
+            self._index_all(conn)  # every row under the watermarks: the triggers see them
+            conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_PICKED[5:]} (rowid INTEGER PRIMARY KEY)")
+            conn.execute(f"DELETE FROM {_PICKED}")
+            picked = f"(SELECT rowid FROM {_PICKED})"
+            grew = conn.execute(f"INSERT INTO {_PICKED} SELECT rowid FROM claims WHERE {where}"
+                                f" AND {named}", [*params, *keys, *keys]).rowcount
+            if not grew and conn.execute(f"SELECT 1 FROM claims_archive WHERE {where} AND {named}"
+                                         " LIMIT 1", [*params, *keys, *keys]).fetchone() is None:
+                return None  # nothing names it: nothing is written
+            archived_ids = json.dumps([r[0] for r in conn.execute(
+                f"SELECT id FROM claims_archive WHERE {where} AND {named}", [*params, *keys, *keys])])
+            while grew:  # what was derived from them: claims citing an erased claim
+                grew = conn.execute(
+                    f"INSERT OR IGNORE INTO {_PICKED} SELECT s.claim_rowid FROM claim_sources s"
+                    f" JOIN claims c ON c.rowid = s.claim_rowid WHERE {_sql_alias(where)}"
+                    f" AND (s.source IN (SELECT id FROM claims WHERE rowid IN {picked})"
+                    " OR s.source IN (SELECT value FROM json_each(?)))"
+                    f" AND s.claim_rowid NOT IN {picked}", [*params, archived_ids]).rowcount
+            found = set(names)
+            for table in ("claims", "claims_archive"):
+                found.update(r[0] for r in conn.execute(
+                    f"SELECT subject FROM {table} WHERE {where} AND subject_key IN ({marks})"
+                    f" UNION SELECT object FROM {table} WHERE {where} AND object_key IN ({marks})",
+                    [*params, *keys, *params, *keys]))
+            every = tuple(sorted(found))
+            claim_ids = [r[0] for r in conn.execute(
+                f"SELECT id FROM claims WHERE rowid IN {picked} ORDER BY rowid")]
+            cited = {r[0] for r in conn.execute(
+                f"SELECT source FROM claim_sources WHERE claim_rowid IN {picked}")}
+            cited.update(r[0] for r in conn.execute(
+                f"SELECT s.value FROM claims_archive a, json_each(a.sources) s WHERE {where}"
+                f" AND {named} AND a.sources IS NOT NULL", [*params, *keys, *keys]))
+            wanted = json.dumps(sorted(cited))
+            cited -= {r[0] for r in conn.execute(  # a turn another claim still cites stays
+                f"SELECT source FROM claim_sources WHERE claim_rowid NOT IN {picked}"
+                " AND source IN (SELECT value FROM json_each(?))"
+                " UNION SELECT s.value FROM claims_archive a, json_each(a.sources) s"
+                " WHERE a.sources IS NOT NULL AND a.id NOT IN (SELECT value FROM json_each(?))"
+                " AND s.value IN (SELECT value FROM json_each(?))", (wanted, archived_ids, wanted))}
+            episode_ids = [r[0] for r in conn.execute(
+                f"SELECT id FROM episodes WHERE {where} AND id IN (SELECT value FROM json_each(?))"
+                " ORDER BY rowid", [*params, json.dumps(sorted(cited))])]
+            n_turns, turn_slots = self._delete_episodes(
+                conn, f"{where} AND id IN (SELECT value FROM json_each(?))",
+                [*params, json.dumps(episode_ids)])
+            claim_slots = [r[0] for r in conn.execute(
+                f"DELETE FROM claims WHERE rowid IN {picked} RETURNING vec_slot")]
+            archived = conn.execute(
+                f"DELETE FROM claims_archive WHERE {where} AND {named} RETURNING vec_slot, id",
+                [*params, *keys, *keys]).fetchall()
+            gone = json.dumps([*claim_ids, *(r[1] for r in archived)])
+            for table in ("claims", "claims_archive"):
+                for column in ("invalidated_by", "ended_by"):
+                    conn.execute(f"UPDATE {table} SET {column} = NULL"
+                                 f" WHERE {column} IN (SELECT value FROM json_each(?))", (gone,))
+            conn.execute("UPDATE claim_closures SET ended_by = NULL"
+                         " WHERE ended_by IN (SELECT value FROM json_each(?))", (gone,))
+            aliases = conn.execute(
+                f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key IN ({marks})"
+                f" OR entity_key IN ({marks}))", [*owner_params, *keys, *keys]).rowcount
+            scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, every)
+            erased = {
+                "claims": len(claim_slots), "archived": len(archived), "episodes_erased": n_turns,
+                "episodes_scrubbed": scrubbed, "aliases": aliases,
+            }
+            conn.execute(
+                "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
+                " erased, targets) VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
+                (tombstone.id, tombstone.at, scrub(tombstone.reason, every),
+                 scrub(tombstone.requested_by, every), tombstone.subject_digest,
+                 scrub(json.dumps(scope.to_dict(), sort_keys=True), every),
+                 json.dumps(erased, sort_keys=True)))
+            note(conn, "tombstone", {"id": tombstone.id, "subject": tombstone.subject_digest, **erased})
+            self._zero_vectors("claims", [s for s in claim_slots if s is not None]
+                               + [r[0] for r in archived if r[0] is not None])
+            self._zero_vectors("episodes", turn_slots + scrubbed_slots)
+            self._scrub(conn, ["claims_fts", "episodes_fts"])
+        return SubjectErasure(erased, tuple(claim_ids), tuple(episode_ids), every)
+
+    def _scrub_turns(
+        self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
+    ) -> tuple[int, list[int]]:
+        """Replace ``names`` in every turn of the subtree that holds one: text, index
+        entry and content digest; the old vector goes (it encoded the name)."""
+        likes = " OR ".join("content LIKE ? ESCAPE '\\'" for _ in names)
+        rows = conn.execute(
+            f"SELECT rowid, content, vec_slot FROM episodes WHERE {where} AND ({likes})",
+            [*params, *(f"%{_like(n)}%" for n in names)]).fetchall()
+        changed = [(rowid, old, scrub(old, names), slot) for rowid, old, slot in rows]
+        changed = [c for c in changed if c[2] != c[1]]
+        conn.executemany("INSERT INTO episodes_fts (episodes_fts, rowid, content)"
+                         " VALUES ('delete', ?, ?)", [(c[0], c[1]) for c in changed])
+        conn.executemany("UPDATE episodes SET content = ?, content_hash = ? WHERE rowid = ?",
+                         [(c[2], content_hash(c[2]), c[0]) for c in changed])
+        conn.executemany("INSERT INTO episodes_fts (rowid, content) VALUES (?, ?)",
+                         [(c[0], c[2]) for c in changed])
+        return len(changed), [c[3] for c in changed if c[3] is not None]
+
+    def tombstones(self, subject_digest: str | None = None) -> list[dict[str, object]]:
+        """Every tombstone (of one subject digest), oldest first; see ``ForgetStore``."""
+        sql = ("SELECT id, at, reason, requested_by, subject_digest, scope, erased, targets"
+               " FROM tombstones")
+        rows = self._query(sql + (" WHERE subject_digest = ?" if subject_digest else "")
+                           + " ORDER BY rowid", [subject_digest] if subject_digest else [])
+        return [{"id": r[0], "at": r[1], "reason": r[2], "requested_by": r[3],
+                 "subject_digest": r[4], "scope": json.loads(r[5]), "erased": json.loads(r[6]),
+                 "targets": json.loads(r[7])} for r in rows]
+
+    def confirm_targets(self, tombstone_id: str, targets: dict[str, bool]) -> None:
+        """Record which outside targets confirmed; see ``ForgetStore``."""
+        with self._writing() as conn:
+            (held,) = conn.execute("SELECT targets FROM tombstones WHERE id = ?",
+                                   (tombstone_id,)).fetchone()
+            merged = {**json.loads(held), **targets}
+            conn.execute("UPDATE tombstones SET targets = ? WHERE id = ?",
+                         (json.dumps(merged, sort_keys=True), tombstone_id))
+            note(conn, "targets", {"tombstone": tombstone_id, **{k: bool(v) for k, v in targets.items()}})
+
+
+def _like(name: str) -> str:
+    return name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _sql_alias(where: str) -> str:
+    """``scope_subtree``'s condition on the claims table aliased ``c``."""
+    for column in _sql.SCOPE_COLUMNS:
+        where = where.replace(column, f"c.{column}")
+    return where
+
+
+def _alias_subtree(scope: Scope) -> tuple[str, list[object]]:
+    """Aliases are owned at ``(tenant, user)``: a scope set below the user owns none."""
+    if _sql.deepest_level(scope) > 1:
+        return "0", []
+    return _sql.scope_subtree(Scope(scope.tenant, scope.user))

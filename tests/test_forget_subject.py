@@ -1,0 +1,182 @@
+"""``forget_subject()`` erases a subject across its lineage: the claims about it or naming
+it, what was derived from them, the turns only they cited, its names in other turns,
+its archived claims and aliases; outside targets are asked; a tombstone with no text is
+left. Checked by reading every file of the store as bytes."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memvara import Claim, Memvara, SQLiteStore
+from memvara._domain.erasure import ErasureRequest, scrub
+from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
+from memvara.llm import NullLLM
+
+from .conftest import Clock
+from .store_without import store_without
+
+NAME = "Zorblatt"
+ALIAS = "Zorby"
+
+
+def store_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()).lower()
+
+
+def seeded(mem: Memvara, clock: Clock) -> dict[str, str]:
+    """Claims about Zorblatt at a user and the agent beneath it, one naming it as the
+    object, one derived from a claim about it, shared and private turns, an archived
+    claim, an alias; and the rows that must survive."""
+    u = mem.scope(user="u1")
+    private = u.add(f"{NAME} said hello to the team")
+    shared = u.add(f"ann and {NAME} went hiking")
+    turns = {e.content: e.id for e in u.episodes()}
+    u.alias_entity(ALIAS, NAME)
+    about = u.remember(NAME, "lives_in", "Porto", sources=[turns[f"{NAME} said hello to the team"]]).added[0]
+    clock.advance(days=1)
+    u.remember(NAME, "lives_in", "Faro")  # ends Porto
+    u.remember(ALIAS, "likes", "chess", agent="helper")  # beneath, by the alias
+    u.remember("ann", "knows", NAME, sources=[turns[f"ann and {NAME} went hiking"]])
+    u.remember("ann", "likes", "tea", sources=[turns[f"ann and {NAME} went hiking"]])
+    u.remember("report", "mentions", "hiking", sources=[about.id])  # derived from a claim about it
+    old = u.remember(NAME, "speaks", "Esperanto", valid_from=clock.now - timedelta(days=2),
+                     valid_to=clock.now - timedelta(hours=1)).added[0]
+    clock.advance(days=60)
+    assert u.prune(timedelta(days=30))["ended"] >= 2  # Porto and Esperanto go to the archive
+    mem.remember("bob", "lives_in", "Oslo", user="u2")  # a sibling scope: untouched
+    assert private.added == () and shared.added == ()
+    return {"old": old.id, "about": about.id}
+
+
+def test_everything_about_the_subject_is_erased_from_every_file(tmp_path: Path, clock: Clock) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    mem = Memvara(str(folder / "m.db"), clock=clock, llm=NullLLM())
+    seeded(mem, clock)
+    assert NAME.lower().encode() in store_bytes(folder)
+    manifest = mem.forget_subject(ALIAS, reason=f"request of {NAME}", requested_by="dpo", user="u1")
+    assert (manifest.claims, manifest.archived, manifest.episodes_erased,
+            manifest.episodes_scrubbed, manifest.aliases) == (4, 2, 1, 1, 1)
+    assert manifest.complete and manifest.targets == {}
+    u = mem.scope(user="u1")
+    assert sorted((c.subject, c.object) for c in u.get_all(states=("live", "ended", "retired"))) == [
+        ("ann", "tea")]
+    assert [e.content for e in u.episodes()] == ["ann and [erased] went hiking"]
+    assert u.archived() == [] and [c.object for c in u.get_all(agent="helper")] == ["tea"]
+    assert [c.object for c in mem.get_all(user="u2")] == ["Oslo"]  # another scope's rows stay
+    assert any(r.episode is not None and "[erased]" in r.episode.content
+               for r in u.search("hiking", include_episodes=True))  # still searched, scrubbed
+    tomb = mem.tombstones()[0]
+    assert tomb["reason"] == "request of [erased]" and tomb["subject_digest"] == manifest.subject_digest
+    assert mem.verify().ok
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    last = store.log_records(0, 1000)[-1]
+    assert last[3] == "forget_subject" and '"tombstone"' in last[4]
+    blob = store_bytes(folder)  # open: the write-ahead log was truncated after the erase
+    mem.close()
+    for text in (blob, store_bytes(folder)):
+        assert NAME.lower().encode() not in text and ALIAS.lower().encode() not in text
+        assert b"esperanto" not in text and b"chess" not in text
+    assert b"oslo" in store_bytes(folder)  # the sibling's claim is still there
+
+
+def test_only_the_callers_scope_and_those_beneath_it_are_reached(mem: Memvara) -> None:
+    mem.remember(NAME, "lives_in", "Porto", user="u1", session="s1")
+    mem.remember(NAME, "lives_in", "Oslo", user="u2")
+    mem.remember(NAME, "lives_in", "Rome")  # the root: broader than u1
+    assert mem.forget_subject(NAME, reason="r", requested_by="q", user="u1").claims == 1
+    assert [c.object for c in mem.get_all()] == ["Rome"]
+    assert [c.object for c in mem.get_all(user="u2")] == ["Rome", "Oslo"]
+
+
+def test_a_surviving_claim_loses_its_reference_to_an_erased_one(mem: Memvara, clock: Clock) -> None:
+    gone = mem.remember(NAME, "lives_in", "Porto").added[0]
+    survivor = mem.supersede(gone.id, Claim("ann", "lives_in", "Porto")).added[0]
+    assert mem.forget_subject(NAME, reason="r", requested_by="q").claims == 1
+    why = mem.why(survivor.id)
+    assert why is not None and why.superseded == () and why.claim.object == "Porto"
+
+
+class Target:
+    def __init__(self, name: str, answer: object) -> None:
+        self.name = name
+        self.answer = answer
+        self.requests: list[ErasureRequest] = []
+
+    def erase(self, request: ErasureRequest) -> bool:
+        self.requests.append(request)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer  # type: ignore[return-value]
+
+
+def test_the_manifest_is_complete_only_when_every_target_confirms(mem: Memvara) -> None:
+    claim = mem.remember(NAME, "lives_in", "Porto").added[0]
+    vector_db, cache, flaky = Target("vectors", True), Target("cache", "yes"), Target("queue", OSError("down"))
+    for target in (vector_db, cache, flaky):
+        mem.add_erasure_target(target)
+    manifest = mem.forget_subject(NAME, reason="r", requested_by="q")
+    assert manifest.targets == {"vectors": True, "cache": False, "queue": False}
+    assert not manifest.complete and manifest.to_dict()["complete"] is False
+    request = vector_db.requests[0]
+    assert request.claim_ids == (claim.id,) and request.names == (NAME,)
+    assert request.tombstone == manifest.tombstone
+    assert mem.tombstones()[0]["targets"] == manifest.targets
+    cache.answer, flaky.answer = True, True
+    again = mem.forget_subject(NAME, reason="r", requested_by="q")  # nothing left here: asks again
+    assert again.complete and again.claims == 0 and again.tombstone == manifest.tombstone
+    assert mem.tombstones()[0]["targets"] == {"vectors": True, "cache": True, "queue": True}
+    assert len(mem.tombstones()) == 1
+
+
+def test_an_unknown_subject_is_an_error_and_writes_nothing(mem: Memvara) -> None:
+    mem.remember("ann", "likes", "tea")
+    anchor = mem.anchor()
+    with pytest.raises(ClaimNotFoundError, match="Nobody"):
+        mem.forget_subject("Nobody", reason="r", requested_by="q")
+    assert mem.anchor() == anchor and mem.tombstones() == []
+
+
+def test_bad_arguments_are_refused(mem: Memvara) -> None:
+    mem.remember(NAME, "likes", "tea")
+    for kwargs in ({"subject": " "}, {"reason": ""}, {"requested_by": 5}, {"actor": ""}):
+        args = {"subject": NAME, "reason": "r", "requested_by": "q", **kwargs}
+        with pytest.raises(InvalidArgumentError, match=next(iter(kwargs))):
+            mem.forget_subject(args.pop("subject"), **args)  # type: ignore[arg-type]
+    for bad in (object(), Target(" ", True)):
+        with pytest.raises(InvalidArgumentError, match="target"):
+            mem.add_erasure_target(bad)  # type: ignore[arg-type]
+    mem.add_erasure_target(Target("one", True))
+    with pytest.raises(InvalidArgumentError, match="registered"):
+        mem.add_erasure_target(Target("one", True))
+    assert mem.count() == 1
+
+
+def test_a_store_that_cannot_forget_says_so(clock: Clock) -> None:
+    with Memvara(store=store_without("erase_subject")(), clock=clock, llm=NullLLM()) as mem:
+        mem.remember(NAME, "likes", "tea")
+        for call in (lambda: mem.forget_subject(NAME, reason="r", requested_by="q"), mem.tombstones):
+            with pytest.raises(StoreError, match="cannot erase a subject"):
+                call()
+
+
+def test_scrub_replaces_whole_names_longest_first() -> None:
+    assert scrub("Maya Silva met maya, not Mayan.", ("Maya", "Maya Silva", " ")) == \
+        "[erased] met [erased], not Mayan."
+    assert json.loads(json.dumps(scrub("{}", ())))  == "{}"
+
+
+def test_an_agent_scope_forgets_its_own_and_leaves_the_users_aliases(clock: Clock) -> None:
+    with Memvara(store=SQLiteStore(write_log=False), clock=clock, llm=NullLLM()) as mem:
+        mem.alias_entity(ALIAS, NAME, user="u1")
+        mem.remember(ALIAS, "likes", "chess", user="u1", agent="helper")
+        mem.remember(NAME, "likes", "tea", user="u1")
+        manifest = mem.forget_subject(NAME, reason="r", requested_by="q", user="u1", agent="helper")
+        assert (manifest.claims, manifest.aliases) == (1, 0)
+        assert [c.object for c in mem.get_all(user="u1", agent="helper")] == ["tea"]
+        assert len(mem.tombstones()) == 1
