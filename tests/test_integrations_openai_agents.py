@@ -161,6 +161,13 @@ def test_user_turns_are_learned_at_the_memory_s_scope(mem: Memvara) -> None:
     assert receipt is not None and [c.object for c in receipt.added] == ["Berlin"]
     # The assistant's turn was not learned from; the user's turn is a turn of alice's.
     assert [e.content for e in mem.episodes(user="alice")] == ["I live in Berlin"]
+    # At the session's scope a search finds the transcript beside the fact; the
+    # transcript is episodic, so asking for semantic claims leaves it out.
+    here = mem.scope(user="alice", session="monday")
+    assert sorted(h.text for h in here.search("Berlin")) == [
+        "I live in Berlin", "alice lives in Berlin"]
+    assert [h.text for h in here.search("Berlin", memory_types=["semantic"])] == [
+        "alice lives in Berlin"]
     # Another session of alice's sees the fact; bob does not.
     second = MemvaraSession("tuesday", mem.scope(user="alice"))
     run(second.add_items([_user("I live in Lisbon")]))
