@@ -224,6 +224,7 @@ def test_a_repeated_turn_is_dropped_by_the_write_path_and_the_receipt_says_so(me
     ([HumanMessage("ok"), "plain text"], "messages[1]"),
     (HumanMessage("one message, not a list"), "messages"),
     ({"role": "user", "content": "a dict"}, "messages"),
+    ("I live in Berlin", "messages"),
 ])
 def test_bad_messages_are_named_and_nothing_is_written(
     mem: Memvara, messages: object, argument: str

@@ -180,7 +180,7 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store the messages as this session's turns, in one ``add()``."""
-        if isinstance(messages, BaseMessage) or not isinstance(messages, Sequence):
+        if isinstance(messages, (BaseMessage, str)) or not isinstance(messages, Sequence):
             raise InvalidArgumentError("messages", f"expected a list of messages, got {type(messages).__name__}")
         turns: list[dict[str, object]] = []
         for i, message in enumerate(messages):

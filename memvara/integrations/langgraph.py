@@ -8,8 +8,10 @@ the item, in a slot of its own that holds one value. Changing ``city`` ends exac
 old ``city`` (on both clocks, with its history kept: ``memory.history()``), a field
 left out of a later ``put`` is retired, ``delete`` retires the item, and
 ``search(prefix, query=...)`` ranks with memvara's own search (BM25 and vectors, fused
-and explained) and keeps the hits that are this store's, under the prefix. Every write is one ``remember_many()`` call, so a ``put`` settles all
-its fields in one transaction.
+and explained) and keeps the hits that are this store's, under the prefix. A ``put``
+settles its new and changed values in one transaction (one ``remember_many()``), then
+retires the fields it left out (one ``delete()`` each): a crash between the two leaves
+those fields live but out of the item, whose record lists its fields.
 
 What it loses: the predicate registry. A field is a predicate of this store's own
 (``langgraph_field_<hash of its name>``), so a stored ``home_city`` does not contradict
@@ -30,7 +32,10 @@ and ``"a_b"`` stay distinct items and fields. Values are stored as written (in t
 claim's ``meta``), and the claim's object is a hash of the value's JSON, so ``1``,
 ``1.0``, ``True`` and ``"1"`` are four different values. Items belong to the exact scope
 of the memory handle the store was built on: a store on ``mem.scope(user="ana")`` sees
-ana's items and not the broader memory's (a key holds one value).
+ana's items and not the broader memory's (a key holds one value). The store declares
+its predicates single-valued in the memory's registry when it is built and as it meets
+new field names; the declaration lives in this process (the writes are what persist), so
+write to these slots through a ``MemvaraStore``.
 """
 
 from __future__ import annotations
