@@ -9,7 +9,8 @@ of ``claims / 4`` users lives), then asks "where does user_i live?" for spread-o
 through each way in, taking turns on every question so the machine's drift falls on all
 of them alike: ``search(k)`` itself, LangChain's ``MemvaraRetriever.invoke()``,
 LlamaIndex's ``MemvaraRetriever.retrieve()`` and LangGraph's ``MemvaraStore.search()``.
-The table gives each one's p50 and p90 in milliseconds and the p50 of its per-question
+A last row times the store where its own items are the memory (``claims / 5`` items of
+four fields each), the use it is built for. The table gives each one's p50 and p90 in milliseconds and the p50 of its per-question
 overhead (its time minus the same question's ``search()`` time). The target, from the
 adapters' issue: each retriever within 1 ms of ``search()`` at 8,000 claims (p50). The
 LangGraph row has no target: its search groups hits into items and reads each item it
@@ -111,7 +112,33 @@ def measure(n: int, queries: int, k: int) -> list[tuple[str, list[float], list[f
                 if way not in retrievers:
                     alone = take_turns([base, way], queries, subjects)
                     rows.append((way[0], alone[way[0]], alone[base[0]]))
+        if any("LangGraph" in label for label, _, _ in rows):
+            rows.append(store_of_its_own(n, queries, k))
     return rows
+
+
+def store_of_its_own(n: int, queries: int, k: int) -> tuple[str, list[float], list[float]]:
+    """The LangGraph store where its items are the memory: ``n / 5`` users, each an item
+    of four fields (four claims and the item's record), searched with the same
+    questions; timed against ``search()`` on that memory."""
+    from memvara.integrations.langgraph import MemvaraStore
+
+    with Memvara(llm=NullLLM()) as mem:
+        store = MemvaraStore(mem)
+        users = max(1, n // 5)
+        for u in range(users):
+            store.put(("users",), f"user_{u}", {
+                "name": f"user_{u}", "lives": f"lives in city_{u % 97}",
+                "works": f"works at org_{u % 97}", "likes": f"likes thing_{u % 97}"})
+        label = f"LangGraph MemvaraStore.search(), {users:,} items its own (no target)"
+        ways: list[tuple[str, Callable[[str], object]]] = [
+            ("search", lambda q: mem.search(q, k=k)),
+            (label, lambda q: store.search(("users",), query=q, limit=k)),
+        ]
+        for _, ask in ways:
+            ask("warm up")
+        times = take_turns(ways, queries, users)
+    return label, times[label], times["search"]
 
 
 def percentile(values: list[float], q: float) -> float:

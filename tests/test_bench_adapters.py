@@ -25,6 +25,7 @@ def test_the_adapters_benchmark_runs_at_a_tiny_size() -> None:
     assert [row.split("`")[1] for row in rows] == [
         "search(k=4)", "LangChain MemvaraRetriever.invoke()",
         "LlamaIndex MemvaraRetriever.retrieve()", "LangGraph MemvaraStore.search() (no target)",
+        "LangGraph MemvaraStore.search(), 40 items its own (no target)",
     ]
     assert "200 claims, 3 questions each, k=4" in result.stdout
     assert all(row.count("|") == 7 for row in rows)
