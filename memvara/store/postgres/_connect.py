@@ -259,7 +259,7 @@ class Connections:
         for table, (docs, tokens) in sorted(totals.items()):
             self._exec(self._writer, (
                 "INSERT INTO text_stats (tbl, shard, docs, tokens)"
-                " VALUES (%s, pg_backend_pid() %% 8, %s, %s) ON CONFLICT (tbl, shard) DO UPDATE"
+                " VALUES (%s, pg_backend_pid() %% 64, %s, %s) ON CONFLICT (tbl, shard) DO UPDATE"
                 " SET docs = text_stats.docs + excluded.docs,"
                 " tokens = text_stats.tokens + excluded.tokens"), [table, docs, tokens])
 
