@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
@@ -154,27 +155,27 @@ class Writes(Connections):
         self, scope: Scope, slots: Collection[tuple[str, str]], *,
         ending_after: int | None = None,
     ) -> dict[tuple[str, str], list[Claim]]:
-        """Still-believed claims per slot at exactly ``scope``, each slot locked first
-        (the module docstring); see ``Store.slot_claims``."""
+        """Still-believed claims per slot at exactly ``scope``; inside this thread's write
+        each slot is locked first (the module docstring). See ``Store.slot_claims``."""
         found: dict[tuple[str, str], list[Claim]] = {slot: [] for slot in slots}
         if not found:
             return found
         levels = scope_levels(scope)
-        with self._writing() as conn:
+        where, params = _sql.scope_exact(scope)
+        if ending_after is not None:
+            where += " AND (valid_to IS NULL OR valid_to > %s)"
+            params.append(ending_after)
+        if self._owner == threading.get_ident():  # a write's settling: lock the slots first
             locks = sorted("\x1f".join((self._schema, *levels, *slot)) for slot in found)
-            self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
+            self._exec(self._writer, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
                        " FROM unnest(%s::text[]) AS k ORDER BY k", [locks])
-            where, params = _sql.scope_exact(scope)
-            if ending_after is not None:
-                where += " AND (valid_to IS NULL OR valid_to > %s)"
-                params.append(ending_after)
-            keys = list(found)
-            for row in self._exec(conn, (
-                    f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims"
-                    " WHERE (subject_key, predicate) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
-                    f" AND {where} AND invalidated_at IS NULL ORDER BY valid_from, rowid"),
-                    [[k for k, _ in keys], [p for _, p in keys], *params]).fetchall():
-                found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
+        keys = list(found)  # outside a write (a preview): a plain read, no lock
+        for row in self._query(
+                f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims"
+                " WHERE (subject_key, predicate) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+                f" AND {where} AND invalidated_at IS NULL ORDER BY valid_from, rowid",
+                [[k for k, _ in keys], [p for _, p in keys], *params]):
+            found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
     def end_claims(self, ends: Sequence[tuple[Claim, int, int, str | None]]) -> list[Claim]:
