@@ -16,7 +16,7 @@ from .._errors import InvalidArgumentError
 from .._write import jsonl as _format
 from .._write.restore import restore_records, unsupported
 from ..schema import BUILTIN_PREDICATES
-from ..store.base import TransferStore
+from ..store.base import GovernanceTransferStore, TransferStore
 from .core import Core
 from .governance import check_actor, logged
 from .memvara import Memvara, ScopedMemvara
@@ -36,7 +36,8 @@ def _opened(mem: object) -> tuple[Core, Scope]:
 
 
 def export_jsonl(
-    mem: Memvara | ScopedMemvara, out: str | os.PathLike[str] | IO[str]
+    mem: Memvara | ScopedMemvara, out: str | os.PathLike[str] | IO[str], *,
+    include_log: bool = False,
 ) -> dict[str, int]:
     """Write every claim (in every state), turn and learned alias of ``mem``'s default
     scope and every scope beneath it (``purge()``'s subtree), and the store's learned
@@ -52,15 +53,23 @@ def export_jsonl(
     oldest first, so one store exports the same bytes every time (but for
     ``exported_at``). Only rows a scope holds travel: an export below the user level
     carries no aliases (they belong to the user). The export reads one state of the
-    store; writers go on meanwhile (for an in-memory store, they wait).
+    store; writers go on meanwhile (for an in-memory store, they wait). After the claims
+    come ``prune()``'s archived claims (``archived``) and ``forget_subject()``'s
+    tombstones of those scopes, and with ``include_log=True`` the write log.
 
     Args:
         mem: the memory, or a handle on one of its scopes.
         out: a path, written whole or not at all (a temporary file beside it, renamed
             over it at the end; readable by its owner only), or a writable text stream.
+        include_log: also write the store's write log and the logs it imported, each
+            record as stored (from the root scope only: the log covers the whole store).
+            ``import_jsonl`` checks each chain and keeps it beside the importing store's
+            own. Off by default: a log is the history of one store, and a store that
+            imports it writes a chain of its own.
 
     Returns:
-        How many ``predicates``, ``aliases``, ``episodes`` and ``claims`` were written.
+        How many ``predicates``, ``aliases``, ``episodes`` and ``claims`` were written,
+        and how many ``archived`` claims, ``tombstones`` and ``log`` records when any were.
 
     Raises:
         InvalidArgumentError: ``mem`` or ``out`` is not one of those.
@@ -69,20 +78,25 @@ def export_jsonl(
         BackgroundWriteError: a queued ``add(wait=False)`` failed (nothing was written).
     """
     core, scope = _opened(mem)
+    if not isinstance(include_log, bool):
+        raise InvalidArgumentError("include_log", f"expected True or False, got {include_log!r:.40}")
+    if include_log and scope.values() != (None, None, None, None):
+        raise InvalidArgumentError("include_log", "the write log covers the whole store: export"
+                                   " it from a memory at the root scope")
     if isinstance(out, (str, os.PathLike)):
-        return _to_path(core, scope, os.fspath(out))
+        return _to_path(core, scope, os.fspath(out), include_log)
     if not callable(getattr(out, "write", None)):
         raise InvalidArgumentError("out", f"expected a path or a writable text stream, got"
                                    f" {type(out).__name__}")
-    return _write(core, scope, out)
+    return _write(core, scope, out, include_log)
 
 
-def _to_path(core: Core, scope: Scope, path: str) -> dict[str, int]:
+def _to_path(core: Core, scope: Scope, path: str, include_log: bool) -> dict[str, int]:
     folder = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            counts = _write(core, scope, handle)
+            counts = _write(core, scope, handle, include_log)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
@@ -93,21 +107,24 @@ def _to_path(core: Core, scope: Scope, path: str) -> dict[str, int]:
     return counts
 
 
-def _write(core: Core, scope: Scope, out: IO[str]) -> dict[str, int]:
+def _write(core: Core, scope: Scope, out: IO[str], include_log: bool) -> dict[str, int]:
     store = core.store
     if not isinstance(store, TransferStore):
         raise unsupported(store)
     seeds = set(BUILTIN_PREDICATES)
     with store.snapshot():
         predicates = [spec for spec in store.load_predicates() if spec not in seeds]
-        counts = {"predicates": len(predicates), **store.dump_counts(scope)}
+        governance = _governance_lines(store, scope, include_log)
+        counts = {"predicates": len(predicates), **store.dump_counts(scope),
+                  **{kind: len(lines) for kind, lines in governance.items()}}
         lines: Iterator[str] = iter([
             _format.header_line(scope, from_micros(core.writer.now()), counts),
             *map(_format.predicate_line, predicates),
             *map(_format.alias_line, store.dump_aliases(scope)),
         ])
         for chunk in (lines, map(_format.episode_line, store.dump_episodes(scope)),
-                      map(_format.claim_line, store.dump_claims(scope))):
+                      map(_format.claim_line, store.dump_claims(scope)),
+                      *(iter(governance[kind]) for kind in ("archived", "tombstones", "log"))):
             batch: list[str] = []
             for line in chunk:
                 batch.append(line)
@@ -115,7 +132,7 @@ def _write(core: Core, scope: Scope, out: IO[str]) -> dict[str, int]:
                     out.write("".join(batch))
                     batch.clear()
             out.write("".join(batch))
-    return {kind: counts[kind] for kind in _format.KINDS.values()}
+    return _format.reported(counts)
 
 
 def import_jsonl(
@@ -172,6 +189,31 @@ def import_jsonl(
                 return restore_records(core.store, core.registry, core.embedder, scope, records)
         finally:
             core.aliases.reload()  # an alias written behind the cache, or none: read afresh
+
+
+def _governance_lines(store: object, scope: Scope, include_log: bool) -> dict[str, list[str]]:
+    """The archive and tombstones of ``scope``'s subtree and, when asked, the write logs
+    (this store's chain and those imported), as lines; none from a store without them."""
+    if not isinstance(store, GovernanceTransferStore):
+        return {"archived": [], "tombstones": [], "log": []}
+    log: list[str] = []
+    if include_log:
+        mine = store.log_identity()
+        log = [_format.log_line(mine, r) for r in store.log_records(0, 2**62)]
+        log += [_format.log_line(source, r) for source, r in store.foreign_logs()]
+    return {
+        "archived": [_format.archived_line(r, at) for r, at in store.dump_archived(scope)],
+        "tombstones": [_format.tombstone_line(t) for t in store.tombstones()
+                       if _within(scope, Scope.from_dict(t["scope"]))],
+        "log": log,
+    }
+
+
+def _within(scope: Scope, row: Scope) -> bool:
+    """Whether ``row`` lies in ``scope``'s subtree (``purge()``'s rule)."""
+    levels = scope.values()
+    deepest = max((i for i, v in enumerate(levels) if v is not None), default=-1)
+    return row.values()[: deepest + 1] == levels[: deepest + 1]
 
 
 @contextlib.contextmanager

@@ -8,7 +8,11 @@ claim line is ``Claim.to_dict()`` with ``"type": "claim"`` in front and, where t
 keeps something ``Claim`` does not show, an ``internal`` object after it:
 ``subject_key`` (when it is not the subject's own key), ``ended_by``, ``storage``,
 ``observed_at`` and ``closures`` (earlier ends). Version 2 adds ``actor`` there (who
-wrote the claim, as the write log names them); version 1 files are still read. Reading
+wrote the claim, as the write log names them), and three record types after the claims:
+``archived`` (a claim line of ``prune()``'s archive, with ``archived_at``), ``tombstone``
+(``forget_subject()``'s) and ``log`` (the write log's records, exported from the root
+scope only, each with the ``store`` whose chain it is); version 1 files are still read.
+Reading
 checks every line before anything is written, so a bad line costs nothing but the error
 naming it.
 
@@ -34,11 +38,12 @@ from .._domain.model import Claim, Episode, Scope, assemble_claim
 from .._domain.time import from_micros, iso, parse_instant, to_micros
 from .._errors import InvalidArgumentError, InvalidExportError
 from ..schema import Cardinality, PredicateSpec, Volatility
-from ..store.base import AliasRecord, ClaimRecord, Closure
+from ..store.base import AliasRecord, ClaimRecord, Closure, LogRecord
 
 __all__ = [
-    "FORMAT", "KINDS", "VERSION", "Records", "alias_line", "claim_line", "episode_line",
-    "header_line", "predicate_line", "read_records",
+    "FORMAT", "KINDS", "VERSION", "Records", "alias_line", "archived_line", "claim_line",
+    "episode_line", "header_line", "log_line", "predicate_line", "read_records", "reported",
+    "tombstone_line",
 ]
 
 FORMAT = "memvara"
@@ -46,8 +51,12 @@ FORMAT = "memvara"
 VERSION = 2
 """The export format this memvara writes, and the newest it reads (2: claims carry
 their ``actor``)."""
-KINDS = {"predicate": "predicates", "alias": "aliases", "episode": "episodes", "claim": "claims"}
-"""Each record type, in file order, and its key in the header's ``counts``."""
+KINDS = {"predicate": "predicates", "alias": "aliases", "episode": "episodes", "claim": "claims",
+         "archived": "archived", "tombstone": "tombstones", "log": "log"}
+"""Each record type, in file order, and its key in the header's ``counts`` (version 1
+files count only the first four)."""
+_GOVERNANCE = frozenset(("archived", "tombstones", "log"))
+"""The counts version 2 added: absent from a version 1 header, read as 0."""
 
 _CLAIM_KEYS = frozenset(f.name for f in fields(Claim))
 _EPISODE_KEYS = frozenset(f.name for f in fields(Episode))
@@ -58,6 +67,9 @@ _ALIAS_KEYS = frozenset(("scope", "alias", "entity", "learned_at", "via"))
 _INTERNAL_KEYS = frozenset(("subject_key", "ended_by", "storage", "observed_at", "closures",
                             "actor"))
 _CLOSURE_KEYS = frozenset(("known_at", "valid_to", "ended_by"))
+_TOMBSTONE_KEYS = frozenset(("id", "at", "reason", "requested_by", "subject_digest", "scope",
+                             "erased", "targets"))
+_LOG_KEYS = frozenset(("store", "seq", "at", "actor", "action", "body", "hash"))
 _MEMO = 1 << 16
 """Instants and scopes a reader or the writer keeps parsed at once."""
 
@@ -100,11 +112,19 @@ def _sorted(value: Any) -> Any:
     return value
 
 
+def reported(counts: Mapping[str, int]) -> dict[str, int]:
+    """A call's counts as export and import return them: the four kinds of version 1
+    always, the governance ones only when not zero (so a memory without any answers as
+    before)."""
+    return {kind: counts[kind] for kind in KINDS.values()
+            if kind not in _GOVERNANCE or counts[kind]}
+
+
 def header_line(scope: Scope, exported_at: datetime, counts: Mapping[str, int]) -> str:
     """The first line of a file exporting ``scope``'s subtree."""
     return _encode({"format": FORMAT, "version": VERSION, "exported_at": iso(exported_at),
                     "scope": scope.to_dict(),
-                    "counts": {k: counts[k] for k in KINDS.values()}}) + "\n"
+                    "counts": reported(counts)}) + "\n"
 
 
 def predicate_line(spec: PredicateSpec) -> str:
@@ -119,6 +139,25 @@ def alias_line(alias: AliasRecord) -> str:
     return _encode({"type": "alias", "scope": alias.owner.to_dict(), "alias": alias.alias_key,
                     "entity": alias.entity_key, "learned_at": iso(from_micros(alias.learned_at)),
                     "via": alias.via}) + "\n"
+
+
+def archived_line(record: ClaimRecord, archived_at: int) -> str:
+    """An archived claim's line: its claim line, typed ``archived``, with ``archived_at``."""
+    data = json.loads(claim_line(record))
+    return _encode({**data, "type": "archived", "archived_at": _iso(from_micros(archived_at))}) + "\n"
+
+
+def tombstone_line(tombstone: Mapping[str, Any]) -> str:
+    """A tombstone's line (``ForgetStore.tombstones()``'s dict, ``at`` as an instant)."""
+    return _encode({"type": "tombstone", **_sorted({**tombstone, "at": _iso(from_micros(
+        int(tombstone["at"])))})}) + "\n"
+
+
+def log_line(store: str, record: LogRecord) -> str:
+    """One write-log record of ``store``'s chain, as stored."""
+    seq, at, actor, action, body, digest = record
+    return _encode({"type": "log", "store": store, "seq": seq, "at": at, "actor": actor,
+                    "action": action, "body": body, "hash": digest}) + "\n"
 
 
 def episode_line(episode: Episode) -> str:
@@ -173,6 +212,9 @@ class Records:
     aliases: list[AliasRecord] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     claims: list[ClaimRecord] = field(default_factory=list)
+    archived: list[tuple[ClaimRecord, int]] = field(default_factory=list)
+    tombstones: list[dict[str, Any]] = field(default_factory=list)
+    log: list[tuple[str, LogRecord]] = field(default_factory=list)
     lines: dict[str, list[int]] = field(default_factory=lambda: {k: [] for k in KINDS})
 
 
@@ -289,7 +331,9 @@ class _Reader:
         header = _object(data, "header", _HEADER_KEYS)
         self.instant(header["exported_at"], "header.exported_at")
         self.scope(header["scope"], "header.scope")
-        counts = _object(header["counts"], "header.counts", frozenset(KINDS.values()))
+        counts = _object(header["counts"], "header.counts",
+                         frozenset(KINDS.values()) - _GOVERNANCE, _GOVERNANCE)
+        header["counts"] = counts = {**dict.fromkeys(_GOVERNANCE, 0), **counts}
         for kind, n in counts.items():
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise _Bad(f"header.counts.{kind}: expected a count, got {n!r:.40}")
@@ -402,8 +446,37 @@ class _Reader:
         )
 
 
+    def archived(self, data: dict[str, Any]) -> tuple[ClaimRecord, int]:
+        at = self.instant(data.pop("archived_at", None), "archived.archived_at")[1]
+        return self.claim(data), at
+
+    def tombstone(self, data: dict[str, Any]) -> dict[str, Any]:
+        _object(data, "tombstone", _TOMBSTONE_KEYS)
+        self.scope(data["scope"], "tombstone.scope")
+        for name in ("erased", "targets"):
+            if not isinstance(data[name], dict):
+                raise _Bad(f"tombstone.{name}: expected an object")
+        return {**{k: _text(data[k], f"tombstone.{k}") for k in
+                   ("id", "reason", "requested_by", "subject_digest")},
+                "at": self.instant(data["at"], "tombstone.at")[1], "scope": data["scope"],
+                "erased": data["erased"], "targets": data["targets"]}
+
+    def log(self, data: dict[str, Any]) -> tuple[str, LogRecord]:
+        _object(data, "log", _LOG_KEYS)
+        seq, at = data["seq"], data["at"]
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1 \
+                or isinstance(at, bool) or not isinstance(at, int):
+            raise _Bad("log.seq, log.at: expected a record number and microseconds")
+        texts = [_text(data[k], f"log.{k}") for k in ("store", "actor", "action", "body", "hash")]
+        return texts[0], (seq, at, texts[1], texts[2], texts[3], texts[4])
+
+
 def _key(kind: str, item: Any) -> object:
     """What two records of ``kind`` in one file must not share."""
+    if kind == "archived":
+        return item[0].claim.id
+    if kind in ("tombstone", "log"):
+        return item["id"] if kind == "tombstone" else (item[0], item[1][0])
     if kind == "predicate":
         return item.name
     if kind == "alias":
@@ -432,7 +505,8 @@ def read_records(lines: Iterable[object]) -> Records:
     """
     reader = _Reader()
     readers = {"predicate": reader.predicate, "alias": reader.alias,
-               "episode": reader.episode, "claim": reader.claim}
+               "episode": reader.episode, "claim": reader.claim, "archived": reader.archived,
+               "tombstone": reader.tombstone, "log": reader.log}
     records = Records()
     seen: dict[tuple[str, object], int] = {}
     number = 0

@@ -20,7 +20,8 @@ from .._errors import ImportConflictError, InvalidArgumentError, StoreError
 from ..embed import Embedder
 from ..schema import BUILTIN_PREDICATES, PredicateRegistry, PredicateSpec
 from ..store.base import Conflict, Store, TransferStore
-from .jsonl import KINDS, Records
+from .jsonl import Records, reported
+from .restore_governance import check_governance, restore_governance
 from .encode import encode_checked
 
 __all__ = ["ENCODE_BATCH", "restore_records", "unsupported"]
@@ -60,9 +61,17 @@ def _check_scope(records: Records, scope: Scope) -> None:
 
 
 def _conflict(records: Records, conflicts: Sequence[Conflict]) -> ImportConflictError:
-    """The conflict on the earliest line, as the error to raise."""
-    first = min(conflicts, key=lambda c: records.lines[c.kind][c.index])
-    return ImportConflictError(records.lines[first.kind][first.index], first.problem)
+    """The conflict on the earliest line, as the error to raise (a claim past the file's
+    claims is one of its archived claims, which are restored with them)."""
+    n = len(records.claims)
+
+    def line(c: Conflict) -> int:
+        if c.kind == "claim" and c.index >= n:
+            return records.lines["archived"][c.index - n]
+        return records.lines[c.kind][c.index]
+
+    first = min(conflicts, key=line)
+    return ImportConflictError(line(first), first.problem)
 
 
 def _new_predicates(
@@ -105,7 +114,8 @@ def restore_records(
     registers the new predicates in ``registry`` once it has committed.
 
     Returns:
-        ``predicates``, ``aliases``, ``episodes`` and ``claims`` written.
+        ``predicates``, ``aliases``, ``episodes`` and ``claims`` written, and the
+        ``archived`` claims, ``tombstones`` and ``log`` records (other stores') when any.
 
     Raises:
         ImportConflictError: the conflicting record on the earliest line; nothing is
@@ -116,20 +126,23 @@ def restore_records(
         raise unsupported(store)
     _check_scope(records, scope)
     _new_predicates(records, store, registry)
-    found = store.restore_conflicts(records.claims, records.episodes, records.aliases)
+    check_governance(store, records, scope)
+    claims = [*records.claims, *(record for record, _ in records.archived)]
+    found = store.restore_conflicts(claims, records.episodes, records.aliases)
     if found:  # before the encoding, which may be the slow part
         raise _conflict(records, found)
-    claim_vectors = _encode(embedder, [r.claim.text for r in records.claims])
+    claim_vectors = _encode(embedder, [r.claim.text for r in claims])
     episode_vectors = _encode(embedder, [e.content for e in records.episodes])
     with store.transaction():
         new = _new_predicates(records, store, registry)
-        found = store.restore_conflicts(records.claims, records.episodes, records.aliases)
+        found = store.restore_conflicts(claims, records.episodes, records.aliases)
         if found:
             raise _conflict(records, found)
         store.save_predicates(new)
-        counts = store.restore(records.claims, claim_vectors, records.episodes,
+        counts = store.restore(claims, claim_vectors, records.episodes,
                                episode_vectors, records.aliases)
+        counts.update(restore_governance(store, records), claims=len(records.claims))
     for spec in new:
         registry.register(spec)
     counts["predicates"] = len(new)
-    return {kind: counts[kind] for kind in KINDS.values()}
+    return reported(counts)

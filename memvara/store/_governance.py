@@ -12,15 +12,19 @@ log, and ``verify()``/``anchor()`` on it raise ``StoreError``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .._domain.ledger import Anchor
 from .._domain.model import Claim, Scope
+from ._transfer import ClaimRecord
 
-__all__ = ["ArchiveStore", "ForgetStore", "LogRecord", "SubjectErasure", "Tombstone", "WriteLogStore"]
+__all__ = [
+    "ArchiveStore", "ForgetStore", "GovernanceTransferStore", "LogRecord", "SubjectErasure",
+    "Tombstone", "WriteLogStore",
+]
 
 LogRecord = tuple[int, int, str, str, str, str]
 """``(seq, at, actor, action, body, hash)``: one record as stored."""
@@ -183,4 +187,48 @@ class ForgetStore(Protocol):
 
     def confirm_targets(self, tombstone_id: str, targets: dict[str, bool]) -> None:
         """Merge outside targets' confirmations into a tombstone (and the log)."""
+        ...
+
+
+@runtime_checkable
+class GovernanceTransferStore(Protocol):
+    """What ``export_jsonl``/``import_jsonl`` need to carry the archive, the tombstones
+    and the write logs (optional: a store without it exports and imports without them,
+    and refuses a file that holds some)."""
+
+    def dump_archived(self, scope: Scope) -> Iterator[tuple[ClaimRecord, int]]:
+        """The archived claims of ``scope``'s subtree as ``TransferStore.dump_claims``
+        gives claims, row order, each with the instant it was archived."""
+        ...
+
+    def archive_restored(self, archived: Sequence[tuple[str, int]]) -> int:
+        """Inside the import's transaction, after ``restore``: move these claims (by id,
+        just restored) to the archive, each archived at its instant."""
+        ...
+
+    def tombstones(self, subject_digest: str | None = None) -> list[dict[str, object]]:
+        """As ``ForgetStore.tombstones``."""
+        ...
+
+    def restore_tombstones(self, tombstones: Sequence[Mapping[str, Any]]) -> int:
+        """Inside the import's transaction: put tombstones back as exported (an id held
+        already: ``StoreError``)."""
+        ...
+
+    def log_identity(self) -> str:
+        """As ``WriteLogStore.log_identity``."""
+        ...
+
+    def log_records(self, after: int, limit: int) -> list[LogRecord]:
+        """As ``WriteLogStore.log_records``."""
+        ...
+
+    def foreign_logs(self) -> list[tuple[str, LogRecord]]:
+        """Other stores' write-log records an import brought in: ``(store, record)``,
+        by store and ``seq``."""
+        ...
+
+    def restore_logs(self, records: Sequence[tuple[str, LogRecord]]) -> int:
+        """Inside the import's transaction: keep other stores' log records, whose chains
+        the caller checked (a store and ``seq`` held already: ``StoreError``)."""
         ...

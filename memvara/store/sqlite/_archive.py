@@ -11,11 +11,13 @@ not 100,000 probes.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from ..._domain.model import Claim, Scope
 from ..._errors import StoreError
+from .._transfer import ClaimRecord, Closure
 from . import _sql
 from ._core import StoreCore
 from ._log import relabel
@@ -104,14 +106,46 @@ class Archive(StoreCore):
             counts = dict(conn.execute(
                 f"SELECT {_STOPPED}, count(*) FROM claims WHERE rowid IN (SELECT rowid FROM {_PICKED})"
                 " GROUP BY 1", {"now": now}).fetchall())
-            conn.execute(
-                f"INSERT INTO claims_archive ({columns}, archived_at, closures)"
-                f" SELECT {columns}, :now, {_CLOSURES} FROM claims"
-                f" WHERE rowid IN (SELECT rowid FROM {_PICKED})", {"now": now})
-            conn.execute(f"DELETE FROM claims WHERE rowid IN (SELECT rowid FROM {_PICKED})")
-            relabel(conn, "erased", "archived", _PICKED)
-            self._after_commit.append(self._tail.close)  # the in-memory text mirror
+            self._move(conn, columns, "?", [now])
         return {**{state: int(counts.get(state, 0)) for state in cutoffs}, "evicted": evicted}
+
+    def _move(self, conn: sqlite3.Connection, columns: str, at: str, params: Sequence[object]) -> None:
+        """Move the picked claims to the archive, each archived at ``at`` (SQL)."""
+        conn.execute(
+            f"INSERT INTO claims_archive ({columns}, archived_at, closures)"
+            f" SELECT {columns}, {at}, {_CLOSURES} FROM claims"
+            f" WHERE rowid IN (SELECT rowid FROM {_PICKED})", params)
+        conn.execute(f"DELETE FROM claims WHERE rowid IN (SELECT rowid FROM {_PICKED})")
+        relabel(conn, "erased", "archived", _PICKED)
+        self._after_commit.append(self._tail.close)  # the in-memory text mirror
+
+    def archive_restored(self, archived: Sequence[tuple[str, int]]) -> int:
+        """Inside an import's transaction: move claims it just restored to the archive,
+        each at its own instant; see ``GovernanceTransferStore``."""
+        if not archived:
+            return 0
+        with self._writing() as conn:
+            columns = self._columns(conn)
+            self._pick(conn, "SELECT rowid FROM claims WHERE id IN (SELECT json_extract(value, '$[0]')"
+                       " FROM json_each(?))", [json.dumps(archived)])
+            self._move(conn, columns, "(SELECT json_extract(value, '$[1]') FROM json_each(?)"
+                       " WHERE json_extract(value, '$[0]') = claims.id)", [json.dumps(archived)])
+        return len(archived)
+
+    def dump_archived(self, scope: Scope) -> Iterator[tuple[ClaimRecord, int]]:
+        """The archive of ``scope``'s subtree as export records, row order, each with when
+        it was archived; see ``GovernanceTransferStore``."""
+        where, params = _sql.scope_subtree(scope)
+        for row in self._query(
+                f"SELECT {CLAIM_COLUMNS}, subject_key, ended_by, salience_base, observed_at,"
+                " closures, (SELECT actor FROM claim_log WHERE claim_rowid = claims_archive.rowid),"
+                f" archived_at FROM claims_archive WHERE {where} ORDER BY rowid", params):
+            subject_key, ended_by, storage, observed_at, closures, actor, at = row[25:]
+            yield ClaimRecord(
+                decode_claim(row, None), subject_key, ended_by, float(storage), observed_at,
+                tuple(Closure(*c) for c in sorted(json.loads(closures))) if closures else (),
+                actor,
+            ), int(at)
 
     def restore_archived(self, scope: Scope, claim_ids: Collection[str] | None) -> list[str]:
         """Put archived rows back; see ``ArchiveStore``."""

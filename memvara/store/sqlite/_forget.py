@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..._domain.erasure import scrub
 from ..._domain.model import Scope
+from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from . import _sql
 from ._episodes import content_hash
@@ -157,6 +159,22 @@ class Forgetting(Erasure):
             conn.execute("UPDATE tombstones SET targets = ? WHERE id = ?",
                          (json.dumps(merged, sort_keys=True), tombstone_id))
             note(conn, "targets", {"tombstone": tombstone_id, **{k: bool(v) for k, v in targets.items()}})
+
+
+    def restore_tombstones(self, tombstones: Sequence[Mapping[str, Any]]) -> int:
+        """Put exported tombstones back; see ``GovernanceTransferStore``."""
+        with self._writing() as conn:
+            for t in tombstones:
+                held = conn.execute("SELECT 1 FROM tombstones WHERE id = ?", (t["id"],)).fetchone()
+                if held is not None:
+                    raise StoreError(f"tombstone {t['id']!r:.60} is in this store already")
+            conn.executemany(
+                "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
+                " erased, targets) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(t["id"], t["at"], t["reason"], t["requested_by"], t["subject_digest"],
+                  json.dumps(t["scope"], sort_keys=True), json.dumps(t["erased"], sort_keys=True),
+                  json.dumps(t["targets"], sort_keys=True)) for t in tombstones])
+        return len(tombstones)
 
 
 def _like(name: str) -> str:

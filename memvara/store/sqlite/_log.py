@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
-from ..._errors import InvalidArgumentError
+from ..._errors import InvalidArgumentError, StoreError
 from ._connections import MEMORY
 from ._core import StoreCore
 from ._rows import claim_rowid
@@ -246,6 +246,24 @@ class WriteLog(StoreCore):
         return [tuple(r) for r in self._query(
             "SELECT seq, at, actor, action, body, hash FROM write_log"
             " WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))]
+
+    def foreign_logs(self) -> list[tuple[str, tuple[int, int, str, str, str, str]]]:
+        """The write logs of other stores an import brought in, by store and ``seq``."""
+        return [(str(r[0]), tuple(r[1:])) for r in self._query(
+            "SELECT source, seq, at, actor, action, body, hash FROM imported_log"
+            " ORDER BY source, seq")]
+
+    def restore_logs(self, records: Sequence[tuple[str, tuple[int, int, str, str, str, str]]]) -> int:
+        """Keep other stores' log records (checked chains); a record this store holds for
+        that store and ``seq`` already is refused (``StoreError``)."""
+        with self._writing() as conn:
+            try:
+                conn.executemany(
+                    "INSERT INTO imported_log (source, seq, at, actor, action, body, hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)", [(source, *record) for source, record in records])
+            except sqlite3.IntegrityError as exc:
+                raise StoreError(f"a log record of that store and number is here already ({exc})") from None
+        return len(records)
 
     def claim_actor(self, claim_id: str) -> str | None:
         """The actor the write of claim ``claim_id`` named (``actor=``, or an import's

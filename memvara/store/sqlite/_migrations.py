@@ -327,7 +327,22 @@ _V10 = (
     "CREATE INDEX IF NOT EXISTS tombstones_subject ON tombstones (subject_digest)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
+# v11: write logs of other stores, brought in by ``import_jsonl`` (each chain checked
+# from its own genesis when it came in): kept apart from this store's own chain, and
+# exported again with it, so a store's history travels on with its rows.
+_V11 = (
+    """
+    CREATE TABLE IF NOT EXISTS imported_log (
+        source TEXT NOT NULL, seq INTEGER NOT NULL,
+        at INTEGER NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+        body TEXT NOT NULL, hash TEXT NOT NULL,
+        PRIMARY KEY (source, seq)
+    ) WITHOUT ROWID
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
