@@ -106,6 +106,30 @@ def test_the_cli_reads_a_postgresql_url(dsn: str, capsys: pytest.CaptureFixture[
     assert status != 0 and "no memvara store in schema 'memvara'" in err
 
 
+def test_the_mcp_server_serves_a_postgresql_url(
+        dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from memvara.server import main
+
+    from .test_server import _Std, line
+
+    drop_schemas(dsn, ["memvara"])
+    stdin = _Std(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "memory_add", "arguments": {"messages": "I live in Berlin"}}}))
+    stdout = _Std()
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "argv", ["memvara-mcp"])
+    monkeypatch.setenv("MEMVARA_DB", dsn)
+    monkeypatch.setenv("MEMVARA_USER", "alice")
+    assert main() == 0
+    with Memvara(dsn, llm=NullLLM(), user="alice") as alice:
+        assert isinstance(alice.store, PostgresStore)
+        assert [c.object for c in alice.get_all()] == ["Berlin"]
+    drop_schemas(dsn, ["memvara"])
+
+
 def test_stores_in_two_schemas_share_a_database_and_nothing_else(dsn: str, clock: Clock) -> None:
     names = [fresh_schema(), fresh_schema()]
     try:
