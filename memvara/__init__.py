@@ -34,6 +34,7 @@ from ._facade.memvara import Memvara, ScopedMemvara
 from ._facade.transfer import export_jsonl, import_jsonl
 from ._domain.erasure import ErasureManifest, ErasureRequest, ErasureTarget
 from ._domain.ledger import LogReport
+from ._domain.review import Observation, Review
 from ._domain.model import MEMORY_TYPES, STATES, Claim, Episode, Scope, State
 from ._domain.results import (
     ConflictCheck, Explanation, Path, Provenance, Retrieved, Skip, WriteReceipt,
@@ -92,6 +93,7 @@ __all__ = [
     "MemvaraError",
     "NotAStoreError",
     "NullLLM",
+    "Observation",
     "OpenAILLM",
     "Path",
     "PredicateRegistry",
@@ -101,6 +103,7 @@ __all__ = [
     "Recorder",
     "Redactor",
     "Retrieved",
+    "Review",
     "SQLiteStore",
     "STATES",
     "SchemaVersionError",

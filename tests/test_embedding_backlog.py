@@ -192,7 +192,7 @@ def test_a_schema_3_store_finds_its_waiting_claims_after_migrating(tmp_path: Pat
         conn.close()
     with Memvara(path, llm=NullLLM()) as mem:
         store = _store(mem)
-        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 11
+        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 12
         assert ("claims_unembedded",) not in store._query(
             "SELECT name FROM sqlite_master WHERE type = 'index'")
         assert _watermark(mem) == EMBED_BATCH

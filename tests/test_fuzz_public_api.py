@@ -628,6 +628,14 @@ def argument_slots() -> list[Slot]:
              lambda e, v: e.mem.forget_subject("user", reason=v, requested_by="q")),
         Slot("add_erasure_target(target=)", lambda e, v: e.mem.add_erasure_target(v)),
         Slot("tombstones()", lambda e, v: e.mem.tombstones()),
+        # the review queue
+        Slot("observe(obj=)", lambda e, v: e.mem.observe("user", "likes", v, support=["t"]),
+             big=True),
+        Slot("observe(support=)", lambda e, v: e.mem.observe("user", "likes", "jam", support=v)),
+        Slot("reviews()", lambda e, v: e.mem.reviews()),
+        Slot("resolve(review_id=)", lambda e, v: e.mem.resolve(v, "keep"), big=True),
+        Slot("resolve(decision=)", lambda e, v: e.mem.resolve("r1", v)),
+        Slot("Memvara(review_threshold=)", lambda e, v: other_memory(e, review_threshold=v)),
         # the graph
         Slot("neighborhood(entity=)", lambda e, v: e.mem.neighborhood(v, depth=3), big=True),
         Slot("neighborhood(predicates=[v])",

@@ -159,7 +159,7 @@ def test_a_schema_4_store_gets_one_index_for_slots_and_scopes(db_path: str, cloc
         store = mem.store
         assert isinstance(store, SQLiteStore)
         assert store.integrity_problems() == []
-        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 11
+        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 12
 
 
 SWEPT_SCOPES = [Scope(), Scope(tenant="t"), Scope(user="u"), Scope(tenant="t", user="u"),

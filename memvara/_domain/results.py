@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from .model import Claim, Episode, fields_dict, plain
+from .review import Review
 
 __all__ = [
     "ConflictCheck",
@@ -158,6 +159,9 @@ class Retrieved:
     explain: Explanation
     claim: Claim | None = None
     episode: Episode | None = None
+    review: Review | None = None
+    """The open review of the claim's slot, when it is under review (its ``object`` is
+    the contested value); ``None`` otherwise."""
 
     @property
     def id(self) -> str:
@@ -168,9 +172,12 @@ class Retrieved:
     def to_dict(self) -> dict[str, Any]:
         """``kind``, ``id``, ``text``, ``score``, ``explain`` and the ``claim`` or
         ``episode`` (the other ``None``), in JSON's types."""
-        return {"kind": self.kind, "id": self.id, "text": self.text, "score": self.score,
+        data = {"kind": self.kind, "id": self.id, "text": self.text, "score": self.score,
                 "explain": self.explain.to_dict(), "claim": plain(self.claim),
                 "episode": plain(self.episode)}
+        if self.review is not None:  # only under review: the usual form is unchanged
+            data["review"] = self.review.to_dict()
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -209,6 +209,9 @@ class _AsyncAPI:
     forget_subject = _ToThread(_SYNC.forget_subject)
     add_erasure_target = _ToThread(_SYNC.add_erasure_target)
     tombstones = _ToThread(_SYNC.tombstones)
+    observe = _ToThread(_SYNC.observe)
+    reviews = _ToThread(_SYNC.reviews)
+    resolve = _ToThread(_SYNC.resolve)
 
 
 class AsyncScopedMemvara(_AsyncAPI):

@@ -31,6 +31,7 @@ from .core import Core, check_embedder, open_core
 from .forgetting import ForgetAPI
 from .governance import GovernAPI
 from .retention import RetentionAPI
+from .reviews import ReviewAPI, check_threshold, set_threshold
 from .keywords import check_every_public_method
 from .reads import ReadAPI
 from .writes import WriteAPI
@@ -38,7 +39,7 @@ from .writes import WriteAPI
 __all__ = ["Memvara", "ScopedMemvara"]
 
 
-class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI, RetentionAPI, ForgetAPI):
+class _MemoryAPI(WriteAPI, ReadAPI, GovernAPI, RetentionAPI, ForgetAPI, ReviewAPI):
     """Every operation on a memory, at a bound default scope (shared by both handles)."""
 
     @property
@@ -133,6 +134,9 @@ class Memvara(_MemoryAPI):
             process cannot write is opened read-only without it, with a warning. Reads
             never write in any case: what the write side has not stored yet (text waiting
             for the index, vectors waiting to be encoded) a search computes in memory.
+        review_threshold: how many distinct grounds ``observe()`` must gather against
+            what a slot holds before the slot is reopened for review (1 to 1,000;
+            default 2).
 
     Raises:
         InvalidArgumentError: a bad argument.
@@ -165,15 +169,18 @@ class Memvara(_MemoryAPI):
         reembed: bool = False,
         read_only: bool = False,
         duplicate_window: timedelta = DUPLICATE_WINDOW,
+        review_threshold: int = 2,
     ) -> None:
         # The scope is checked before the store opens: a bad one raising after would
         # leave a connection no caller could close.
         self._scope = Scope(tenant, user, agent, session)
+        threshold = check_threshold(review_threshold)
         self._core = open_core(
             path, store, embedder, registry, llm, telemetry, redactor, resolve_entities,
             vector_weight, read_reranker, read_rerank_top_n, clock, queue_size, reembed,
             read_only, duplicate_window,
         )
+        set_threshold(self._core, threshold)
 
     @property
     def store(self) -> Store:

@@ -18,6 +18,7 @@ from .._read.recall import EPISODE_HEADER, HISTORY_HEADER, earlier_values
 from .._read.recall import HEADER as RECALL_HEADER
 from .._read.recall import render as render_recall
 from .core import Handle
+from .reviews import contested
 
 __all__ = ["ReadAPI"]
 
@@ -137,10 +138,10 @@ class ReadAPI(Handle):
         if not isinstance(include_episodes, bool):
             raise InvalidArgumentError("include_episodes", "must be True or False")
         tq = resolve_time(valid_at, known_at, as_of, self._core.writer.now())
-        return self._core.retriever.search(
+        return contested(self._core, scope, self._core.retriever.search(
             query, scope, tq, chosen, k=k, min_score=min_score, memory_types=kinds,
             include_episodes=include_episodes,
-        )
+        ))
 
     def recall(
         self,
@@ -178,13 +179,15 @@ class ReadAPI(Handle):
                             tenant=scope.tenant, user=scope.user, agent=scope.agent,
                             session=scope.session)
         claims = [r.claim for r in found if r.claim is not None]
+        disputed = {r.claim.id: r.review.object for r in found
+                    if r.claim is not None and r.review is not None}
         episodes = [r.episode for r in found if r.episode is not None]
         past = earlier_values(self._core.store, self._core.aliases.keys_of, claims,
                               self._core.writer.now()) if include_history else []
         return render_recall(
             claims, episodes, past,
             header=header or RECALL_HEADER, episode_header=episode_header or EPISODE_HEADER,
-            history_header=history_header or HISTORY_HEADER,
+            history_header=history_header or HISTORY_HEADER, disputed=disputed,
         )
 
     def count(

@@ -10,7 +10,7 @@ in a prompt would undo the retraction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from .._domain.blocks import EPISODE_HEADER, HEADER, HISTORY_HEADER
@@ -40,12 +40,18 @@ def render(
     header: str,
     episode_header: str,
     history_header: str,
+    disputed: Mapping[str, str] | None = None,
 ) -> str:
-    """The block: facts, then turns, then earlier values; empty when there is nothing."""
+    """The block: facts, then turns, then earlier values; empty when there is nothing.
+    A fact whose slot is under review (``disputed``: its id, the contested value) says
+    so on its line."""
     lines: list[str] = []
+    marks = disputed or {}
     if claims:
         lines.append(_header(header))
-        lines.extend(f"- {one_line(c.text)}" for c in claims)
+        lines.extend(f"- {one_line(c.text)}" + (
+            f" (under review: contested by {one_line(marks[c.id])!r})" if c.id in marks else "")
+            for c in claims)
     if episodes:
         lines.append(_header(episode_header))
         for e in episodes:

@@ -19,11 +19,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._domain.ledger import Anchor
 from .._domain.model import Claim, Scope
+from .._domain.review import Review
 from ._transfer import ClaimRecord
 
 __all__ = [
-    "ArchiveStore", "ForgetStore", "GovernanceTransferStore", "LogRecord", "SubjectErasure",
-    "Tombstone", "WriteLogStore",
+    "ArchiveStore", "ForgetStore", "GovernanceTransferStore", "LogRecord", "ReviewStore",
+    "SubjectErasure", "Tombstone", "WriteLogStore",
 ]
 
 LogRecord = tuple[int, int, str, str, str, str]
@@ -231,4 +232,47 @@ class GovernanceTransferStore(Protocol):
     def restore_logs(self, records: Sequence[tuple[str, LogRecord]]) -> int:
         """Inside the import's transaction: keep other stores' log records, whose chains
         the caller checked (a store and ``seq`` held already: ``StoreError``)."""
+        ...
+
+
+@runtime_checkable
+class ReviewStore(Protocol):
+    """A store that keeps the review queue (``observe()``, ``reviews()``, ``resolve()``).
+
+    A slot value is ``(subject_key, predicate, object_key, polarity)`` at one exact scope.
+    """
+
+    def file_evidence(
+        self, scope: Scope, slot: tuple[str, str, str, int], grounds: Sequence[str],
+        at: int, actor: str,
+    ) -> tuple[int, int, Review | None]:
+        """In one transaction, file each ground for the value ``slot`` names at
+        ``scope``: a ground filed for it before (ever), or twice in ``grounds``, is an
+        echo and not filed; one filed while a review of the value is open joins it.
+        Add a ``log_note("evidence", grounds=, echoes=)``. Returns the grounds now
+        counted (the open review's, or those filed and not yet under a review), the
+        echoes, and the open review."""
+        ...
+
+    def open_review(
+        self, scope: Scope, subject: str, slot: tuple[str, str, str, int], obj: str,
+        held: Sequence[str], at: int,
+    ) -> Review:
+        """Open a review of the value (``subject`` and ``obj`` as given, ``held`` the
+        ids the slot holds) and put the evidence not yet under a review into it."""
+        ...
+
+    def reviews(self, scope: Scope, *, open_only: bool = True, visible: bool = False) -> list[Review]:
+        """The reviews of ``scope``'s subtree (``visible``: of the scopes ``scope`` sees
+        instead), oldest first; only open ones unless ``open_only`` is false."""
+        ...
+
+    def review(self, review: str, scope: Scope) -> Review | None:
+        """Review ``review`` (its id) if it lies in ``scope``'s subtree, in any status."""
+        ...
+
+    def close_review(self, review: str, status: str, at: int, decided_by: str,
+                     claim: str | None) -> None:
+        """Close an open review as ``"kept"`` or ``"accepted"`` (with the ``claim`` the
+        accept wrote), and add a ``log_note("review", id=, decision=)``."""
         ...

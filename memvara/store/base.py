@@ -103,15 +103,16 @@ from ._optional import (
     Vectors,
 )
 from ._governance import (
-    ArchiveStore, ForgetStore, GovernanceTransferStore, LogRecord, SubjectErasure, Tombstone,
-    WriteLogStore,
+    ArchiveStore, ForgetStore, GovernanceTransferStore, LogRecord, ReviewStore, SubjectErasure,
+    Tombstone, WriteLogStore,
 )
 from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore
 from ._values import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = [
     "AliasRecord", "ArchiveStore", "BulkWriteStore", "ClaimRecord", "Closure", "Conflict",
-    "DeferredTextIndexStore", "ForgetStore", "GovernanceTransferStore", "LogRecord", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
+    "DeferredTextIndexStore", "ForgetStore", "GovernanceTransferStore", "LogRecord",
+    "ReviewStore", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
     "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SubjectErasure", "SweepWindow",
     "TimeQuery", "Tombstone", "TransferStore", "WriteLogStore", "Written",
 ]

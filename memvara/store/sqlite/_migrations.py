@@ -341,8 +341,42 @@ _V11 = (
     """,
 )
 
+# v12: the review queue. ``observe()`` files evidence against what a slot holds, one row
+# a distinct ground (the same ground again is an echo: the key refuses it); enough
+# grounds open a review of that value, which ``resolve()`` closes, keeping the slot or
+# accepting the value (then ``claim`` names the claim it wrote).
+_V12 = (
+    """
+    CREATE TABLE IF NOT EXISTS evidence (
+        rowid INTEGER PRIMARY KEY,
+        s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
+        s_agent TEXT NOT NULL, s_session TEXT NOT NULL,
+        subject_key TEXT NOT NULL, predicate TEXT NOT NULL,
+        object_key TEXT NOT NULL, polarity INTEGER NOT NULL,
+        ground TEXT NOT NULL, observed_at INTEGER NOT NULL, actor TEXT NOT NULL,
+        review INTEGER,
+        UNIQUE (s_user, s_tenant, s_agent, s_session, subject_key, predicate, object_key,
+                polarity, ground)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS reviews (
+        rowid INTEGER PRIMARY KEY,
+        s_tenant TEXT NOT NULL, s_user TEXT NOT NULL,
+        s_agent TEXT NOT NULL, s_session TEXT NOT NULL,
+        subject TEXT NOT NULL, subject_key TEXT NOT NULL, predicate TEXT NOT NULL,
+        object TEXT NOT NULL, object_key TEXT NOT NULL, polarity INTEGER NOT NULL,
+        held TEXT NOT NULL,
+        opened_at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        closed_at INTEGER, decided_by TEXT, claim TEXT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS reviews_status ON reviews (status, s_user, s_tenant)",
+)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -34,6 +34,7 @@ from ._log import WriteLog
 from ._predicates import Predicates
 from ._provenance import Provenance
 from ._reembed import Reembedding
+from ._reviews import Reviews
 from ._transfer import Transfer
 from ._writes import Writes
 
@@ -41,7 +42,7 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    WriteLog, Archive, Forgetting, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
+    WriteLog, Archive, Forgetting, Reviews, Writes, Episodes, Consolidation, Candidates, Reembedding, Provenance, Aliases, Erasure,
     Predicates, Integrity, Transfer, Backlog,
 ):
     """The default ``Store``: one SQLite file plus vector sidecars beside it
