@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -290,16 +291,22 @@ def test_a_schema_7_store_opens_and_starts_its_log(db_path: str, clock: Clock) -
     with Memvara(db_path, clock=clock, store=None) as mem:
         mem.remember("maya", "likes", "tea")
     conn = sqlite3.connect(db_path)
-    with conn:  # what today's release leaves on disk: schema 7, no log
-        conn.execute("DROP TABLE write_log")
-        conn.execute("DROP TABLE claim_log")
+    with conn:  # what the code before governance left on disk: schema 7, none of it
+        for table in ("write_log", "claim_log", "claims_archive", "tombstones", "imported_log",
+                      "evidence", "reviews"):
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("DELETE FROM store_meta WHERE key IN ('log_store_id', 'log_secret')")
         conn.execute("PRAGMA user_version = 7")
     conn.close()
     with Memvara(db_path, clock=clock) as mem:
         assert [c.object for c in mem.get_all()] == ["tea"]
+        assert [r.claim.object for r in mem.search("tea") if r.claim] == ["tea"]
         mem.remember("maya", "likes", "jazz", actor="after")
         assert mem.verify().records == 1 and records(mem)[0][2] == "after"
+        clock.advance(days=1)
+        assert mem.forget_subject("maya", reason="r", requested_by="q").claims == 2
+        assert mem.prune(timedelta(0)) == {"ended": 0, "retired": 0, "evicted": 0}
+        assert mem.reviews() == [] and len(mem.tombstones()) == 1
 
 
 def test_the_canonical_forms_are_stable() -> None:
@@ -395,3 +402,11 @@ def test_a_claim_no_record_names_exports_without_an_actor(tmp_path: Path) -> Non
         source.remember("maya", "likes", "tea")
         export_jsonl(source, str(path))
     assert '"internal"' not in path.read_text()
+
+
+def test_a_revert_names_its_actor(mem: Memvara, clock: Clock) -> None:
+    mem.remember("bo", "works_at", "Acme")
+    clock.advance(days=1)
+    wrong = mem.remember("bo", "works_at", "Globex").added[0]
+    mem.revert(wrong.id, actor="fixer")
+    assert [(r[2], r[3]) for r in records(mem)][-1] == ("fixer", "revert")

@@ -341,6 +341,7 @@ class WriteAPI(Handle):
         user: ScopeArg = UNSET,
         agent: ScopeArg = UNSET,
         session: ScopeArg = UNSET,
+        actor: str | None = None,
     ) -> WriteReceipt:
         """Undo a mistaken write: retire ``claim_id`` and restore what it closed.
 
@@ -362,7 +363,8 @@ class WriteAPI(Handle):
                 itself written by a revert; nothing is written.
         """
         scope = self._at(tenant, user, agent, session)
-        return revert(self._core.writer, self._core.store, scope, claim_id)
+        with logged(self._core, "revert", scope, actor):
+            return revert(self._core.writer, self._core.store, scope, claim_id)
 
     def supersede(
         self,
