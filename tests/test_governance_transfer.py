@@ -207,3 +207,58 @@ def test_the_store_refuses_a_tombstone_or_log_record_it_holds(clock: Clock) -> N
         with pytest.raises(StoreError, match="already"):
             store.restore_logs([record])
         assert store.foreign_logs() == [record]
+
+
+def reviewed(clock: Clock) -> Memvara:
+    mem = Memvara(clock=clock, llm=NullLLM())
+    mem.remember("Maya", "lives_in", "Porto", user="maya")
+    mem.observe("Maya", "lives_in", "Lisbon", support=["a", "b"], user="maya")
+    mem.observe("Maya", "lives_in", "Faro", support=["c"], user="maya", actor="crawler")
+    return mem
+
+
+def only(text: str, kind: str) -> str:
+    lines = [line for line in text.splitlines() if f'"type":"{kind}"' in line]
+    header = json.loads(text.splitlines()[0])
+    header["counts"] = {"predicates": 0, "aliases": 0, "episodes": 0, "claims": 0,
+                        ("evidence" if kind == "evidence" else kind + "s"): len(lines)}
+    return json.dumps(header) + "\n" + "\n".join(lines) + "\n"
+
+
+def test_reviews_and_their_evidence_travel(clock: Clock) -> None:
+    with reviewed(clock) as source:
+        text = exported(source)
+        assert export_jsonl(source, io.StringIO())["reviews"] == 1
+        with Memvara(clock=clock, llm=NullLLM()) as target:
+            counts = import_jsonl(target, io.StringIO(text))
+            assert (counts["reviews"], counts["evidence"]) == (1, 3)
+            assert target.reviews() == source.reviews()
+            echo = target.observe("Maya", "lives_in", "Faro", support=["c"], user="maya")
+            assert (echo.grounds, echo.echoes) == (1, 1)  # the pending ground came along
+            assert target.resolve(target.reviews()[0].id, "keep").status == "kept"
+            with pytest.raises(ImportConflictError, match="review 'r1' is in this store already"):
+                import_jsonl(target, io.StringIO(only(text, "review")))
+            with pytest.raises(StoreError, match="in this store already"):
+                import_jsonl(target, io.StringIO(only(text, "evidence")))
+            assert len(target.reviews(user="maya")) == 0  # nothing half-done
+        with Memvara(clock=clock, llm=NullLLM()) as other:
+            with pytest.raises(ImportConflictError, match="the review is in scope"):
+                import_jsonl(other.scope(user="bob"), io.StringIO(only(text, "review")))
+
+
+@pytest.mark.parametrize(("kind", "edit", "problem"), [
+    ("review", {"status": "maybe"}, "review: status must be"),
+    ("review", {"held": "c1"}, "review: status must be"),
+    ("evidence", {"polarity": 2}, "evidence: polarity must be"),
+    ("evidence", {"observed_at": "today"}, "evidence: polarity must be 1 or -1 and instants"),
+    ("review", {"subject": ""}, "review.subject"),
+])
+def test_a_bad_review_line_is_named(clock: Clock, kind: str, edit: dict[str, object],
+                                    problem: str) -> None:
+    with reviewed(clock) as source:
+        text = only(exported(source), kind)
+    lines = text.splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), **edit})
+    with Memvara(clock=clock, llm=NullLLM()) as target:
+        with pytest.raises(InvalidExportError, match=f"line 2: {problem}"):
+            import_jsonl(target, io.StringIO("\n".join(lines) + "\n"))

@@ -124,7 +124,8 @@ def _write(core: Core, scope: Scope, out: IO[str], include_log: bool) -> dict[st
         ])
         for chunk in (lines, map(_format.episode_line, store.dump_episodes(scope)),
                       map(_format.claim_line, store.dump_claims(scope)),
-                      *(iter(governance[kind]) for kind in ("archived", "tombstones", "log"))):
+                      *(iter(governance[kind]) for kind in
+                        ("archived", "tombstones", "reviews", "evidence", "log"))):
             batch: list[str] = []
             for line in chunk:
                 batch.append(line)
@@ -192,10 +193,12 @@ def import_jsonl(
 
 
 def _governance_lines(store: object, scope: Scope, include_log: bool) -> dict[str, list[str]]:
-    """The archive and tombstones of ``scope``'s subtree and, when asked, the write logs
+    """The archive, tombstones, reviews and evidence of ``scope``'s subtree and, when
+    asked, the write logs
     (this store's chain and those imported), as lines; none from a store without them."""
     if not isinstance(store, GovernanceTransferStore):
-        return {"archived": [], "tombstones": [], "log": []}
+        return {"archived": [], "tombstones": [], "reviews": [], "evidence": [], "log": []}
+    reviews = store.dump_reviews(scope)
     log: list[str] = []
     if include_log:
         mine = store.log_identity()
@@ -205,6 +208,8 @@ def _governance_lines(store: object, scope: Scope, include_log: bool) -> dict[st
         "archived": [_format.archived_line(r, at) for r, at in store.dump_archived(scope)],
         "tombstones": [_format.tombstone_line(t) for t in store.tombstones()
                        if _within(scope, Scope.from_dict(t["scope"]))],
+        "reviews": [_format.review_line(r) for r in reviews if "ground" not in r],
+        "evidence": [_format.review_line(r) for r in reviews if "ground" in r],
         "log": log,
     }
 

@@ -10,7 +10,8 @@ keeps something ``Claim`` does not show, an ``internal`` object after it:
 ``observed_at`` and ``closures`` (earlier ends). Version 2 adds ``actor`` there (who
 wrote the claim, as the write log names them), and three record types after the claims:
 ``archived`` (a claim line of ``prune()``'s archive, with ``archived_at``), ``tombstone``
-(``forget_subject()``'s) and ``log`` (the write log's records, exported from the root
+(``forget_subject()``'s), ``review`` and ``evidence`` (the review queue's, instants in
+microseconds) and ``log`` (the write log's records, exported from the root
 scope only, each with the ``store`` whose chain it is); version 1 files are still read.
 Reading
 checks every line before anything is written, so a bad line costs nothing but the error
@@ -43,7 +44,7 @@ from ..store.base import AliasRecord, ClaimRecord, Closure, LogRecord
 __all__ = [
     "FORMAT", "KINDS", "VERSION", "Records", "alias_line", "archived_line", "claim_line",
     "episode_line", "header_line", "log_line", "predicate_line", "read_records", "reported",
-    "tombstone_line",
+    "review_line", "tombstone_line",
 ]
 
 FORMAT = "memvara"
@@ -52,10 +53,11 @@ VERSION = 2
 """The export format this memvara writes, and the newest it reads (2: claims carry
 their ``actor``)."""
 KINDS = {"predicate": "predicates", "alias": "aliases", "episode": "episodes", "claim": "claims",
-         "archived": "archived", "tombstone": "tombstones", "log": "log"}
+         "archived": "archived", "tombstone": "tombstones", "review": "reviews",
+         "evidence": "evidence", "log": "log"}
 """Each record type, in file order, and its key in the header's ``counts`` (version 1
 files count only the first four)."""
-_GOVERNANCE = frozenset(("archived", "tombstones", "log"))
+_GOVERNANCE = frozenset(("archived", "tombstones", "reviews", "evidence", "log"))
 """The counts version 2 added: absent from a version 1 header, read as 0."""
 
 _CLAIM_KEYS = frozenset(f.name for f in fields(Claim))
@@ -70,6 +72,11 @@ _CLOSURE_KEYS = frozenset(("known_at", "valid_to", "ended_by"))
 _TOMBSTONE_KEYS = frozenset(("id", "at", "reason", "requested_by", "subject_digest", "scope",
                              "erased", "targets"))
 _LOG_KEYS = frozenset(("store", "seq", "at", "actor", "action", "body", "hash"))
+_REVIEW_KEYS = frozenset(("id", "scope", "subject", "subject_key", "predicate", "object",
+                          "object_key", "polarity", "held", "opened_at", "status", "closed_at",
+                          "decided_by", "claim"))
+_EVIDENCE_KEYS = frozenset(("review", "scope", "subject_key", "predicate", "object_key",
+                            "polarity", "ground", "observed_at", "actor"))
 _MEMO = 1 << 16
 """Instants and scopes a reader or the writer keeps parsed at once."""
 
@@ -153,6 +160,12 @@ def tombstone_line(tombstone: Mapping[str, Any]) -> str:
         int(tombstone["at"])))})}) + "\n"
 
 
+def review_line(record: Mapping[str, Any]) -> str:
+    """A review's line, or (with a ``ground``) a piece of evidence's."""
+    kind = "evidence" if "ground" in record else "review"
+    return _encode({"type": kind, **_sorted(record)}) + "\n"
+
+
 def log_line(store: str, record: LogRecord) -> str:
     """One write-log record of ``store``'s chain, as stored."""
     seq, at, actor, action, body, digest = record
@@ -214,6 +227,8 @@ class Records:
     claims: list[ClaimRecord] = field(default_factory=list)
     archived: list[tuple[ClaimRecord, int]] = field(default_factory=list)
     tombstones: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
     log: list[tuple[str, LogRecord]] = field(default_factory=list)
     lines: dict[str, list[int]] = field(default_factory=lambda: {k: [] for k in KINDS})
 
@@ -461,6 +476,23 @@ class _Reader:
                 "at": self.instant(data["at"], "tombstone.at")[1], "scope": data["scope"],
                 "erased": data["erased"], "targets": data["targets"]}
 
+    def review(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A review (``"ground"`` absent) or a piece of evidence, checked; as read."""
+        kind = "evidence" if "ground" in data else "review"
+        _object(data, kind, _EVIDENCE_KEYS if kind == "evidence" else _REVIEW_KEYS)
+        self.scope(data["scope"], f"{kind}.scope")
+        texts = ("subject_key", "predicate", "object_key") + (
+            ("ground",) if kind == "evidence" else ("id", "subject", "object"))
+        for name in texts:
+            _args.check_text(data[name], f"{kind}.{name}")
+        at = data["observed_at" if kind == "evidence" else "opened_at"]
+        if data["polarity"] not in (1, -1) or type(data["polarity"]) is not int or type(at) is not int:
+            raise _Bad(f"{kind}: polarity must be 1 or -1 and instants microseconds")
+        if kind == "review" and (data["status"] not in ("open", "kept", "accepted") or type(
+                data["held"]) is not list or not all(type(i) is str for i in data["held"])):
+            raise _Bad("review: status must be open, kept or accepted, held a list of ids")
+        return data
+
     def log(self, data: dict[str, Any]) -> tuple[str, LogRecord]:
         _object(data, "log", _LOG_KEYS)
         seq, at = data["seq"], data["at"]
@@ -475,6 +507,11 @@ def _key(kind: str, item: Any) -> object:
     """What two records of ``kind`` in one file must not share."""
     if kind == "archived":
         return item[0].claim.id
+    if kind == "review":
+        return item["id"]
+    if kind == "evidence":
+        return (str(item["scope"]), item["subject_key"], item["predicate"], item["object_key"],
+                item["polarity"], item["ground"])
     if kind in ("tombstone", "log"):
         return item["id"] if kind == "tombstone" else (item[0], item[1][0])
     if kind == "predicate":
@@ -506,7 +543,8 @@ def read_records(lines: Iterable[object]) -> Records:
     reader = _Reader()
     readers = {"predicate": reader.predicate, "alias": reader.alias,
                "episode": reader.episode, "claim": reader.claim, "archived": reader.archived,
-               "tombstone": reader.tombstone, "log": reader.log}
+               "tombstone": reader.tombstone, "review": reader.review,
+               "evidence": reader.review, "log": reader.log}
     records = Records()
     seen: dict[tuple[str, object], int] = {}
     number = 0

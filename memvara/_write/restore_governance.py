@@ -41,7 +41,8 @@ def check_governance(store: Store, records: Records, scope: Scope) -> None:
                 if _row(claim_id) in held_rows:
                     raise ImportConflictError(records.lines[kind][i], f"claim {claim_id!r:.40}:"
                                               " its row is in this store's archive")
-    if not (records.archived or records.tombstones or records.log):
+    if not (records.archived or records.tombstones or records.reviews or records.evidence
+            or records.log):
         return
     if not isinstance(store, GovernanceTransferStore):
         raise StoreError(f"{type(store).__name__} cannot keep the file's archive, tombstones"
@@ -58,6 +59,15 @@ def check_governance(store: Store, records: Records, scope: Scope) -> None:
         if tomb["id"] in held:
             raise ImportConflictError(records.lines["tombstone"][i],
                                       f"tombstone {tomb['id']!r:.40} is in this store already")
+    reviewed = {r.id for r in store.reviews(Scope(), open_only=False)}
+    for kind, rows in (("review", records.reviews), ("evidence", records.evidence)):
+        for i, row in enumerate(rows):
+            if not _within(scope, Scope.from_dict(row["scope"])):
+                raise ImportConflictError(records.lines[kind][i], f"the {kind} is in scope"
+                                          f" {row['scope']}, outside {scope}")
+            if kind == "review" and row["id"] in reviewed:
+                raise ImportConflictError(records.lines[kind][i],
+                                          f"review {row['id']!r:.20} is in this store already")
     if records.log and scope.values() != (None, None, None, None):
         raise ImportConflictError(records.lines["log"][0], "a write log goes into a memory at"
                                   " the root scope only (it covers the whole store)")
@@ -77,9 +87,12 @@ def check_governance(store: Store, records: Records, scope: Scope) -> None:
 def restore_governance(store: Store, records: Records) -> dict[str, int]:
     """Inside the import's transaction, after the claims: archive, tombstones, logs."""
     if not isinstance(store, GovernanceTransferStore):
-        return {"archived": 0, "tombstones": 0, "log": 0}
+        return {"archived": 0, "tombstones": 0, "reviews": 0, "evidence": 0, "log": 0}
+    if records.reviews or records.evidence:
+        store.restore_reviews([*records.reviews, *records.evidence])
     return {
         "archived": store.archive_restored([(r.claim.id, at) for r, at in records.archived]),
         "tombstones": store.restore_tombstones(records.tombstones) if records.tombstones else 0,
+        "reviews": len(records.reviews), "evidence": len(records.evidence),
         "log": store.restore_logs(records.log) if records.log else 0,
     }

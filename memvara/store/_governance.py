@@ -224,6 +224,23 @@ class GovernanceTransferStore(Protocol):
         """As ``WriteLogStore.log_records``."""
         ...
 
+    def dump_reviews(self, scope: Scope) -> list[dict[str, Any]]:
+        """The reviews of ``scope``'s subtree (``id``, ``scope`` as a dict, ``subject``,
+        ``subject_key``, ``predicate``, ``object``, ``object_key``, ``polarity``,
+        ``held``, ``opened_at``, ``status``, ``closed_at``, ``decided_by``, ``claim``),
+        then its evidence (``review`` id or ``None``, ``scope``, the slot value's keys,
+        ``ground``, ``observed_at``, ``actor``); instants in microseconds."""
+        ...
+
+    def reviews(self, scope: Scope, *, open_only: bool = True, visible: bool = False) -> list[Review]:
+        """As ``ReviewStore.reviews``."""
+        ...
+
+    def restore_reviews(self, records: Sequence[Mapping[str, Any]]) -> int:
+        """Inside the import's transaction: put back ``dump_reviews``' records as they
+        were (a review id, or a ground of a slot value, held already: ``StoreError``)."""
+        ...
+
     def foreign_logs(self) -> list[tuple[str, LogRecord]]:
         """Other stores' write-log records an import brought in: ``(store, record)``,
         by store and ``seq``."""
