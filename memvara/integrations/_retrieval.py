@@ -15,8 +15,6 @@ from typing import Any, cast
 
 from memvara import (
     STATES,
-    AsyncMemvara,
-    AsyncScopedMemvara,
     Episode,
     InvalidArgumentError,
     InvalidTimeError,
@@ -25,10 +23,12 @@ from memvara import (
     ScopedMemvara,
 )
 
+from ._handles import MemoryHandle, sync_handle
+
 __all__ = ["MemoryHandle", "Reading", "TIME_KEYWORDS", "check_memory", "metadata", "reading"]
 
-MemoryHandle = Memvara | ScopedMemvara | AsyncMemvara | AsyncScopedMemvara
-"""What an adapter takes: any handle on a memory, sync or async, at any scope."""
+check_memory = sync_handle
+"""The synchronous handle a memory argument is or wraps (``_handles.sync_handle``)."""
 
 TIME_KEYWORDS = ("valid_at", "known_at", "as_of")
 """The per-call keywords: a call naming any of them sets all three."""
@@ -59,19 +59,6 @@ class Reading:
         passing ``as_of`` alone is not refused for the ``valid_at`` set at construction)."""
         return reading(self.k, times.get("valid_at"), times.get("known_at"),
                        times.get("as_of"), self.states, self.include_episodes)
-
-
-def check_memory(memory: object) -> Memvara | ScopedMemvara:
-    """The synchronous handle ``memory`` is or wraps (an async one's ``.sync``: the
-    adapters run memvara's calls on a worker thread where the framework is async), else
-    a clear error."""
-    if isinstance(memory, (AsyncMemvara, AsyncScopedMemvara)):
-        return memory.sync
-    if not isinstance(memory, (Memvara, ScopedMemvara)):
-        raise InvalidArgumentError(
-            "memory", f"expected a Memvara, ScopedMemvara or their async twins, got"
-                      f" {type(memory).__name__}")
-    return memory
 
 
 def reading(
