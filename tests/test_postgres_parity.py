@@ -10,14 +10,27 @@ arithmetic), the vector candidates (cosines to float32 rounding) and ``search()`
 
 from __future__ import annotations
 
+import io
 import random
+from dataclasses import replace
 from collections.abc import Iterator
 from datetime import timedelta
 
 import numpy as np
 import pytest
 
-from memvara import STATES, Claim, Memvara, NullLLM, Scope
+from memvara import (
+    STATES,
+    Claim,
+    ImportConflictError,
+    Memvara,
+    NullLLM,
+    Scope,
+    StoreError,
+    export_jsonl,
+    import_jsonl,
+)
+from memvara.store.base import TransferStore
 from memvara.store import TimeQuery
 from memvara._domain.time import to_micros
 from memvara.embed import HashingEmbedder
@@ -148,6 +161,57 @@ def test_the_same_operations_read_the_same_on_both_backends(
     assert matched > 100
     assert lite.purge(user="u1") == pg.purge(user="u1")
     compare_reads(lite, pg, instants)
+
+
+def test_an_export_imports_into_the_other_backend_and_reads_the_same(
+    pair: tuple[Memvara, Memvara], clock: Clock
+) -> None:
+    lite, pg = pair
+    instants: list[int] = []
+    for i in range(30):  # written into SQLite only; PostgreSQL gets them by import
+        op = random.Random(i).choices(range(9), weights=[4, 4, 2, 2, 1, 1, 1, 1, 1])[0]
+        step(random.Random(100 + i), lite, op, clock, i)
+        clock.advance(minutes=7)
+        instants.append(to_micros(clock(), "now"))
+    lite.alias_entity("ally", "Alice", user="u1")
+    embed_all(lite)  # an import embeds every row: so that both hold the same vectors
+    dump = io.StringIO()
+    counts = export_jsonl(lite, dump)
+    assert counts["claims"] > 20
+    dump.seek(0)
+    assert import_jsonl(pg, dump)["claims"] == counts["claims"]
+    assert compare_reads(lite, pg, instants) > 0
+    dump.seek(0)
+    with pytest.raises(ImportConflictError, match="already in the store"):
+        import_jsonl(pg, dump)
+    back = io.StringIO()  # and back: PostgreSQL's dump into a fresh SQLite store
+    assert export_jsonl(pg, back) == counts
+    back.seek(0)
+    with Memvara(clock=clock, llm=NullLLM()) as again:
+        import_jsonl(again, back)
+        compare_reads(again, pg, instants)
+    store = pg.store
+    assert isinstance(store, TransferStore)
+    assert store.dump_counts(Scope(user="u1", agent="a1"))["aliases"] == 0
+    record = next(store.dump_claims(Scope()))
+    wrong = replace(record, claim=replace(record.claim, id="not-a-claim-id"))
+    assert [c.problem for c in store.restore_conflicts([wrong, record, record], [], [])] == [
+        "'not-a-claim-id' is not a claim id this store can restore (c<rowid>-<8 hex digits>)",
+        f"claim {record.claim.id!r} is already in the store",
+        f"claim {record.claim.id!r} needs row {record.claim.id[1:].split('-')[0]}, as claim"
+        f" {record.claim.id!r} earlier in the file does"]
+    taken = replace(record, claim=replace(record.claim, id=record.claim.id[:-8] + "00000000"))
+    assert "which holds claim" in store.restore_conflicts([taken], [], [])[0].problem
+    alias = store.dump_aliases(Scope())[0]
+    other = replace(alias, entity_key="bob")
+    assert "names 'alice' in the store" in store.restore_conflicts([], [], [other])[0].problem
+    vector = np.zeros((1, pg.embedder.dim), np.float32)
+    with pytest.raises(StoreError, match="names 'alice' in the store"):
+        store.restore([], vector[:0], [], vector[:0], [other])
+    with pytest.raises(StoreError, match="cannot restore"):
+        store.restore([wrong], vector, [], vector[:0], [])
+    assert store.restore([], vector[:0], [], vector[:0], [alias]) == {
+        "claims": 0, "episodes": 0, "aliases": 0}  # the same alias, kept as it is
 
 
 def test_similarities_agree_and_skip_what_they_cannot_score(pair: tuple[Memvara, Memvara]) -> None:

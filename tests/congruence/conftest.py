@@ -42,8 +42,6 @@ SQLITE_INTERNALS = {
         "lowers SQLite's bound-value limit on SQLiteStore's connection",
     "test_a_store_written_before_keeps_answering":
         "opens a SQLite file of an older schema, written byte for byte",
-    "test_export_and_import_carry_reverts_and_corrections":
-        "exports and imports: PostgresStore does not implement TransferStore yet",
     "test_single_writes_settle_as_with_a_store_of_the_bare_protocol":
         "compares SQLiteStore's single-write fast path with the bare protocol, which is"
         " all PostgresStore offers",
