@@ -328,6 +328,32 @@ def test_rebuilding_vectors_replaces_all_or_none(store: PostgresStore) -> None:
     assert store.vector_texts("episodes", 0, 5) == []
 
 
+def test_erasure_leaves_the_text_in_no_table(dsn: str, schema: str) -> None:
+    token = "zqxvkelpmorb"
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        for i in range(30):
+            mem.remember(f"user{i}", "likes", f"filler value {i}")
+        mem.add([f"my code word is {token}"])
+        (turn,) = [e for e in mem.episodes() if token in e.content]
+        secret = mem.remember("user", "code_word", token, sources=[turn.id]).added[0]
+        mem.remember("user", "likes", f"the word {token} too")
+        tables = [str(t) for (t,) in admin(
+            dsn, f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{schema}'"
+            " AND table_type = 'BASE TABLE'")]
+
+        def holding() -> list[str]:
+            return [t for t in tables if admin(
+                dsn, f"SELECT count(*) FROM {schema}.{t} AS r WHERE r::text LIKE '%{token}%'"
+            )[0][0]]
+
+        assert set(holding()) >= {"claims", "claim_terms", "episodes", "episode_terms"}
+        for claim in mem.get_all(subject="user"):
+            assert mem.erase(claim.id, sources=True)
+        assert not mem.erase(secret.id, sources=True)  # gone already
+        assert holding() == []
+        assert mem.search(token) == []
+
+
 def test_close_is_idempotent_and_final(store: PostgresStore) -> None:
     store.close()
     store.close()
