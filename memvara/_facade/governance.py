@@ -4,7 +4,9 @@ names the verb and the actor."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from typing import TypeVar
 
 from .._domain.ledger import LogReport, default_actor, parse_anchor
 from .._domain.model import Scope
@@ -13,7 +15,9 @@ from .._read.audit import verify_log
 from ..store.base import Store, WriteLogStore
 from .core import Core, Handle
 
-__all__ = ["GovernAPI", "check_actor", "logged"]
+__all__ = ["GovernAPI", "check_actor", "logged", "logged_call"]
+
+_T = TypeVar("_T")
 
 MAX_ACTOR = 200
 """The longest actor name taken (it is stored in every record the call appends)."""
@@ -47,6 +51,13 @@ def logged(core: Core, action: str, scope: Scope, actor: object) -> AbstractCont
         return nullcontext()
     return store.logged(  # type: ignore[attr-defined,no-any-return]
         action, name, core.writer.now(), named=actor is not None)
+
+
+def logged_call(core: Core, action: str, scope: Scope, actor: object, call: Callable[[], _T]) -> _T:
+    """``call()`` under ``logged``: for a write run later on another thread (``add(wait=
+    False)``), which names its records there."""
+    with logged(core, action, scope, actor):
+        return call()
 
 
 def _log_of(store: Store) -> WriteLogStore:

@@ -19,7 +19,7 @@ from .._write.background import frozen_turns
 from .._write.consolidate import consolidate as consolidate_store
 from .._write.corrections import check_conflict, revert
 from .core import Handle
-from .governance import check_actor, logged
+from .governance import check_actor, logged, logged_call
 
 __all__ = ["WriteAPI"]
 
@@ -134,16 +134,9 @@ class WriteAPI(Handle):
         if wait is not False:
             raise InvalidArgumentError("wait", f"must be True or False, got {wait!r:.40}")
         turns = frozen_turns(messages, role, ts, self._core.clock())
-        return self._core.background.submit(
-            functools.partial(self._queued_add, turns, role, scope, extra, actor)
-        )
-
-    def _queued_add(
-        self, turns: object, role: str, scope: Scope, extra: dict[str, object], actor: str | None,
-    ) -> WriteReceipt:
-        """``add(wait=False)``'s call, on the background thread (which holds its name)."""
-        with logged(self._core, "add", scope, actor):
-            return self._core.ingest.add(turns, role, None, scope, extra)
+        return self._core.background.submit(functools.partial(  # named on its thread
+            logged_call, self._core, "add", scope, actor,
+            functools.partial(self._core.ingest.add, turns, role, None, scope, extra)))
 
     def retry_extraction(
         self,
