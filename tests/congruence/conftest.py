@@ -29,13 +29,13 @@ SQLITE_INTERNALS = {
         " writer are tested for PostgreSQL in test_postgres.py",
     "test_a_stale_claim_id_gets_no_cosine_from_the_row_its_rowid_names":
         "asserts on SQLiteStore's vector sidecar; the same case for PostgreSQL is in"
-        " test_parity.py",
+        " test_postgres_parity.py",
     "test_claim_similarities_are_the_cosines_of_the_claims_asked":
         "reads SQLiteStore.vectors() (the sidecar); the same cosines for PostgreSQL are"
-        " compared in test_parity.py",
+        " compared in test_postgres_parity.py",
     "test_every_turn_the_text_list_holds_gets_a_vector_rank":
         "ends with asserts on SQLiteStore.episode_similarities; compared across backends"
-        " in test_parity.py",
+        " in test_postgres_parity.py",
     "test_duplicates_merge_into_the_oldest_which_folds_in_sources_and_counts":
         "ends with SQLiteStore.integrity_problems(), a check of SQLite's own indexes",
     "test_a_backfill_of_many_aliases_binds_within_sqlites_limit":
