@@ -3,6 +3,9 @@ every tool; ``FunctionModel`` plays a scripted model), against the real package.
 
 from __future__ import annotations
 
+import asyncio
+import warnings
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -26,6 +29,22 @@ from memvara import AsyncMemvara, InvalidArgumentError, InvalidTimeError, Memvar
 from memvara.integrations.pydantic_ai import MemvaraTools  # noqa: E402
 
 from .conftest import JAN, JUN, MAR, Clock  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_the_loop_run_sync_leaves() -> Iterator[None]:
+    """``Agent.run_sync()`` sets a new event loop as the thread's current one and never
+    closes it; a later ``asyncio.run()`` drops it, and the garbage collector then raises
+    a ResourceWarning in whatever test happens to be running. Close it here."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: no current loop
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:  # 3.14 raises where 3.12 warns
+            return
+    loop.close()
+    asyncio.set_event_loop(None)
 
 
 def _script(*calls: tuple[str, dict[str, Any]]) -> FunctionModel:
