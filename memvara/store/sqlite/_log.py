@@ -2,10 +2,11 @@
 
 The choke point is the commit, not the verbs: temporary triggers on the writer
 connection note every claim inserted, ended, retired, re-filed or deleted and every turn
-inserted, scrubbed or deleted into a temporary table, and ``_seal`` (which
+inserted, scrubbed or deleted, by calling a Python function that appends to the writer's
+pending list (a savepoint's rollback drops what it undid), and ``_seal`` (which
 ``Connections`` runs just before every outermost ``COMMIT``) folds what the transaction
 noted into one record, chained to the last (``_domain/ledger.py``), in the same
-transaction. So a write path added later is logged without knowing the log exists; what
+transaction: one statement, the record's insert. So a write path added later is logged without knowing the log exists; what
 it knows that the rows do not (that it was a correction, a revert, a review's decision)
 it adds with ``log_note``. The API verb and the actor come from ``logged()``, which the
 facade holds around each call on the calling thread.
@@ -33,40 +34,43 @@ from ._translate import translate
 
 __all__ = ["LOG_OPS", "WriteLog", "keep_actors", "note", "relabel"]
 
-_PENDING = "temp.mv_log_pending"
-
 _ACTORS = "temp.mv_log_actors"
 """Claims this transaction restored with the actor they were exported with."""
 
+_NOTE = "mv_log_note"
+"""The SQL function the triggers call: ``mv_log_note(op, row, detail)`` appends to the
+writer's pending list in Python. (A temporary table in its place cost a write to the
+temporary database per changed row and a ``DELETE ... RETURNING`` per commit: about 6
+us of a ~65 us ``remember()``, measured with ``bench/governance.py``.)"""
+
+_RELABEL = "mv_log_relabel"
+"""``mv_log_relabel(old, new, rowids)``: the pending entries ``(old, row)`` whose row is
+among ``rowids`` (``group_concat``'s text) become ``new``."""
+
+
+def _on(event: str, op: str, row: str, table: str, when: str = "") -> str:
+    return (f"CREATE TEMP TRIGGER IF NOT EXISTS mv_log_{event} AFTER {table}{when} BEGIN"
+            f" SELECT {_NOTE}({op}, {row}, NULL); END")
+
+
 _TRIGGERS = (
-    f"CREATE TEMP TABLE IF NOT EXISTS {_PENDING[5:]} (op TEXT NOT NULL, row INTEGER, detail TEXT)",
     f"CREATE TEMP TABLE IF NOT EXISTS {_ACTORS[5:]} (row INTEGER PRIMARY KEY, actor TEXT NOT NULL)",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_in AFTER INSERT ON main.claims BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('added', new.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_end AFTER UPDATE OF valid_to ON main.claims"
-    " WHEN new.valid_to IS NOT old.valid_to BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('ended', new.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_retire AFTER UPDATE OF invalidated_at"
-    " ON main.claims WHEN new.invalidated_at IS NOT old.invalidated_at BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES"
-    " (CASE WHEN new.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END, new.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_refile AFTER UPDATE OF subject_key"
-    " ON main.claims WHEN new.subject_key IS NOT old.subject_key BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('refiled', new.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_claim_out AFTER DELETE ON main.claims BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('erased', old.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_turn_in AFTER INSERT ON main.episodes BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('turns_added', new.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_turn_edit AFTER UPDATE OF content ON main.episodes"
-    " WHEN new.content IS NOT old.content BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('turns_scrubbed', new.rowid); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_turn_out AFTER DELETE ON main.episodes BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op, row) VALUES ('turns_erased', old.rowid); END",
+    _on("claim_in", "'added'", "new.rowid", "INSERT ON main.claims"),
+    _on("claim_end", "'ended'", "new.rowid", "UPDATE OF valid_to ON main.claims",
+        " WHEN new.valid_to IS NOT old.valid_to"),
+    _on("claim_retire", "CASE WHEN new.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END",
+        "new.rowid", "UPDATE OF invalidated_at ON main.claims",
+        " WHEN new.invalidated_at IS NOT old.invalidated_at"),
+    _on("claim_refile", "'refiled'", "new.rowid", "UPDATE OF subject_key ON main.claims",
+        " WHEN new.subject_key IS NOT old.subject_key"),
+    _on("claim_out", "'erased'", "old.rowid", "DELETE ON main.claims"),
+    _on("turn_in", "'turns_added'", "new.rowid", "INSERT ON main.episodes"),
+    _on("turn_edit", "'turns_scrubbed'", "new.rowid", "UPDATE OF content ON main.episodes",
+        " WHEN new.content IS NOT old.content"),
+    _on("turn_out", "'turns_erased'", "old.rowid", "DELETE ON main.episodes"),
     # aliases have no rowid, and their keys are names: counted, nothing else
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_alias_in AFTER INSERT ON main.entity_aliases BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op) VALUES ('aliases_learned'); END",
-    "CREATE TEMP TRIGGER IF NOT EXISTS mv_log_alias_out AFTER DELETE ON main.entity_aliases BEGIN"
-    f" INSERT INTO {_PENDING[5:]} (op) VALUES ('aliases_removed'); END",
+    _on("alias_in", "'aliases_learned'", "NULL", "INSERT ON main.entity_aliases"),
+    _on("alias_out", "'aliases_removed'", "NULL", "DELETE ON main.entity_aliases"),
 )
 
 LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased", "archived", "restored",
@@ -96,28 +100,29 @@ class _Logged:
         self._local.stack.pop()
 
 
+_LOGGING = "SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_actors'"
+"""Whether this connection logs (its writer made the log's temporary objects)."""
+
+
 def note(conn: sqlite3.Connection, kind: str, fields: dict[str, object]) -> None:
     """``WriteLog.log_note`` for another part of the store, inside its transaction."""
-    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_pending'").fetchone():
-        conn.execute(f"INSERT INTO {_PENDING} (op, detail) VALUES ('note', ?)",
-                     (canonical_body({kind: fields}),))
+    if conn.execute(_LOGGING).fetchone():
+        conn.execute(f"SELECT {_NOTE}('note', NULL, ?)", (canonical_body({kind: fields}),))
 
 
 def relabel(conn: sqlite3.Connection, old: str, new: str, rows: str) -> None:
     """Inside a write transaction: record the claims whose rowids table ``rows`` holds
     as ``new`` rather than ``old`` (a delete that archived, an insert that restored)."""
-    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_pending'").fetchone():
-        conn.execute(f"UPDATE {_PENDING} SET op = ? WHERE op = ? AND row IN (SELECT rowid FROM {rows})",
-                     (new, old))
+    if conn.execute(_LOGGING).fetchone():
+        conn.execute(f"SELECT {_RELABEL}(?, ?, group_concat(rowid)) FROM {rows}", (old, new))
 
 
 def keep_actors(conn: sqlite3.Connection, actors: Sequence[tuple[int, str]]) -> None:
     """Inside a write transaction: the claims at these rowids were written by these
     actors (an import putting back what an export carried), whoever commits them."""
-    if actors and conn.execute(
-            "SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_actors'").fetchone():
+    if actors and conn.execute(_LOGGING).fetchone():
         conn.executemany(f"INSERT OR REPLACE INTO {_ACTORS} (row, actor) VALUES (?, ?)", actors)
-        conn.execute(f"INSERT INTO {_PENDING} (op) VALUES ('kept')")  # the seal reads them
+        conn.execute(f"SELECT {_NOTE}('kept', NULL, NULL)")  # the seal reads them
 
 
 class WriteLog(StoreCore):
@@ -142,9 +147,16 @@ class WriteLog(StoreCore):
             # the pending table lives in memory, not in a temporary file with a journal
             # of its own (and setting this later would drop the tables made here)
             self._writer.execute("PRAGMA temp_store = MEMORY")
+            self._writer.create_function(_NOTE, 3, self._note_row)
+            self._writer.create_function(_RELABEL, 3, self._relabel_rows)
             for statement in _TRIGGERS:
                 self._writer.execute(statement)
         self._log_ids = (self._meta("log_store_id") or "", self._meta("log_secret") or "")
+        self._log_pending: list[tuple[str, int | None, str | None]] = []
+        """What this writer's open transaction changed, in order: ``(op, rowid, note)``."""
+        self._log_marks: list[int] = []
+        """``len(_log_pending)`` when each open savepoint began (index: its depth), so a
+        rollback drops what it undid, as the temporary table's rows were."""
         self._log_last: tuple[int, str] | None = None
         """The last record this store appended and saw commit (``seq``, hash): the next
         one chains from it without reading the table; one another connection appended
@@ -164,32 +176,49 @@ class WriteLog(StoreCore):
         ``log_digest`` values only, never text. Rolled back with the transaction."""
         if not self._log_on:
             return
-        with self._writing() as conn:
-            conn.execute(f"INSERT INTO {_PENDING} (op, detail) VALUES ('note', ?)",
-                         (canonical_body({kind: fields}),))
+        with self._writing():
+            self._log_pending.append(("note", None, canonical_body({kind: fields})))
 
     def log_digest(self, text: str) -> str:
         """``text``'s digest keyed by this store's secret (what the log may hold of text)."""
         return keyed_digest(self._log_ids[1], text)
 
-    def _seal(self) -> None:
-        if not self._log_on:
-            return
-        conn = self._writer
-        try:  # one statement takes and clears them (RETURNING's order is arbitrary)
-            rows = conn.execute(f"DELETE FROM {_PENDING} RETURNING rowid, op, row, detail").fetchall()
-            if rows:
-                if len(rows) > 1:
-                    rows.sort()
-                self._append(conn, rows)
-        except sqlite3.Error as exc:  # pragma: no cover - the transaction's own writes failed first
-            raise translate(exc) from exc
+    # -- capture: the triggers call these on the writer, under its lock ------------------
+    def _note_row(self, op: str, row: int | None, detail: str | None) -> None:
+        self._log_pending.append((op, row, detail))
 
-    def _append(self, conn: sqlite3.Connection, rows: list[Any]) -> None:
+    def _relabel_rows(self, old: str, new: str, rows: str | None) -> None:
+        """``rows``: rowids joined by commas (``group_concat``), or ``None`` for none."""
+        if rows is not None:
+            picked = set(map(int, rows.split(",")))
+            self._log_pending = [(new, row, None) if op == old and row in picked else (op, row, detail)
+                                 for op, row, detail in self._log_pending]
+
+    def _begin(self) -> tuple[int, int]:
+        opened = super()._begin()
+        if self._log_on:
+            self._log_marks[opened[0]:] = [len(self._log_pending)]
+        return opened
+
+    def _rollback(self, depth: int, mark: int) -> None:
+        super()._rollback(depth, mark)
+        if self._log_on:
+            del self._log_pending[self._log_marks[depth]:]
+
+    def _seal(self) -> None:
+        pending = self._log_pending
+        if pending:  # empty when the log is off: nothing calls _note_row
+            self._log_pending = []
+            try:
+                self._append(self._writer, pending)
+            except sqlite3.Error as exc:  # pragma: no cover - the transaction's own writes failed first
+                raise translate(exc) from exc
+
+    def _append(self, conn: sqlite3.Connection, rows: list[tuple[str, int | None, str | None]]) -> None:
         body: dict[str, Any] = {}
         notes: list[Any] = []
         kept: dict[int, str] = {}
-        for _, op, row, detail in rows:
+        for op, row, detail in rows:
             if op == "kept":
                 kept = dict(conn.execute(f"DELETE FROM {_ACTORS} RETURNING row, actor").fetchall())
             elif op == "note":
