@@ -45,6 +45,17 @@ SQLITE_INTERNALS = {
     "test_single_writes_settle_as_with_a_store_of_the_bare_protocol":
         "compares SQLiteStore's single-write fast path with the bare protocol, which is"
         " all PostgresStore offers",
+    **dict.fromkeys((
+        "test_verify_reports_a_record_edited_in_the_file",
+        "test_verify_reports_a_record_deleted_from_the_middle",
+        "test_an_anchor_catches_a_history_rewritten_with_every_hash_recomputed",
+        "test_an_anchor_catches_a_rolled_back_history",
+        "test_verify_walks_the_log_in_pages",
+        "test_a_read_only_store_verifies_and_anchors",
+    ), "tampers with the write log in a SQLite file (or opens one read-only); the same"
+       " cases for PostgreSQL are in test_postgres_governance.py"),
+    "test_a_schema_7_store_opens_and_starts_its_log":
+        "opens a SQLite file of an older schema, written byte for byte",
 }
 """Tests of the suites that reach into ``SQLiteStore`` itself, with why they skip on
 PostgreSQL (and where the same behaviour is tested there)."""

@@ -214,6 +214,7 @@ class Connections:
             if not failed:
                 try:
                     if depth == 0:
+                        self._seal()
                         self._apply_stats()
                     self._exec(self._writer, "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
                 except BaseException:
@@ -245,6 +246,10 @@ class Connections:
             else:
                 self._writer.execute(f"ROLLBACK TO SAVEPOINT sp{depth}")
                 self._writer.execute(f"RELEASE SAVEPOINT sp{depth}")
+
+    def _seal(self) -> None:
+        """Runs inside every outermost write transaction just before it commits (the
+        write log's one choke point, ``_log.WriteLog``); what it raises rolls it back."""
 
     def _apply_stats(self) -> None:
         """Add the transaction's text-index deltas to this connection's shard, as its

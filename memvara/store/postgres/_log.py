@@ -1,0 +1,261 @@
+"""The tamper-evident write log of the PostgreSQL store: one chained record for every
+write transaction, as the SQLite store keeps it (``store/sqlite/_log.py``).
+
+The choke point is the commit, as there: statement-level triggers (transition tables)
+note every claim inserted, ended, retired, re-filed or deleted, every turn inserted,
+scrubbed or deleted and every alias learned or removed into ``log_pending``, and
+``_seal`` (which ``Connections`` runs just before every outermost ``COMMIT``) folds what
+the transaction noted into one record in the same transaction. The triggers live in the
+schema, so a write made by any connection is noted; ``log_pending`` is UNLOGGED (its rows
+never outlive the transaction that wrote them) and a transaction sees only its own.
+
+Writers on many machines append to one chain: the seal takes a transaction-scoped
+advisory lock, reads the head and appends, so two commits never take one ``seq``. The
+lock is held from the seal to the commit only, after every slot lock the transaction
+took, so it joins no cycle.
+
+The store's identity and the secret that keys the log's digests live in ``log_keys``
+(one row, made with the tables): see docs/postgres.md on who can read it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
+from ..._domain.model import Scope
+from .._transfer import ClaimRecord
+from ..sqlite._rows import claim_rowid
+from . import _sql
+from ._transfer import Transfer
+
+__all__ = ["WriteLog", "ensure_tables"]
+
+_Context = tuple[str, str, int, bool]
+
+
+def _trigger(table: str, event: str, name: str, select: str) -> tuple[str, str]:
+    """A statement-level trigger on ``table`` noting ``select``'s ``(op, row)`` rows."""
+    rows = {"INSERT": "REFERENCING NEW TABLE AS new_rows",
+            "DELETE": "REFERENCING OLD TABLE AS old_rows",
+            "UPDATE": "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"}[event]
+    return (
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        f" INSERT INTO log_pending (op, row) {select}; RETURN NULL; END $$",
+        f"CREATE TRIGGER {name} AFTER {event} ON {table} {rows}"
+        f" FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
+    )
+
+
+_CHANGED = "FROM new_rows n JOIN old_rows o ON o.rowid = n.rowid"
+
+LOG_DDL = (
+    """
+    CREATE TABLE write_log (
+        seq BIGINT PRIMARY KEY, at BIGINT NOT NULL, actor TEXT NOT NULL,
+        action TEXT NOT NULL, body TEXT NOT NULL, hash TEXT NOT NULL
+    )
+    """,
+    "CREATE TABLE claim_log (claim_rowid BIGINT PRIMARY KEY, seq BIGINT NOT NULL,"
+    " actor TEXT NOT NULL)",
+    """
+    CREATE TABLE imported_log (
+        source TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, at BIGINT NOT NULL,
+        actor TEXT NOT NULL, action TEXT NOT NULL, body TEXT NOT NULL, hash TEXT NOT NULL,
+        PRIMARY KEY (source, seq)
+    )
+    """,
+    "CREATE UNLOGGED TABLE log_pending (id BIGSERIAL PRIMARY KEY, op TEXT NOT NULL,"
+    " row BIGINT, detail TEXT)",
+    "CREATE TABLE log_keys (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"
+    " store_id TEXT NOT NULL, secret TEXT NOT NULL)",
+    *_trigger("claims", "INSERT", "log_claim_in",
+              "SELECT 'added', rowid FROM new_rows ORDER BY rowid"),
+    *_trigger("claims", "UPDATE", "log_claim_change", (
+        "SELECT v.op, n.rowid " + _CHANGED + " CROSS JOIN LATERAL (VALUES"
+        " (CASE WHEN n.valid_to IS DISTINCT FROM o.valid_to THEN 'ended' END, 1),"
+        " (CASE WHEN n.invalidated_at IS NOT DISTINCT FROM o.invalidated_at THEN NULL"
+        "  WHEN n.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END, 2),"
+        " (CASE WHEN n.subject_key IS DISTINCT FROM o.subject_key THEN 'refiled' END, 3)"
+        ") AS v(op, k) WHERE v.op IS NOT NULL ORDER BY n.rowid, v.k")),
+    *_trigger("claims", "DELETE", "log_claim_out",
+              "SELECT 'erased', rowid FROM old_rows ORDER BY rowid"),
+    *_trigger("episodes", "INSERT", "log_turn_in",
+              "SELECT 'turns_added', rowid FROM new_rows ORDER BY rowid"),
+    *_trigger("episodes", "UPDATE", "log_turn_edit",
+              "SELECT 'turns_scrubbed', n.rowid " + _CHANGED
+              + " WHERE n.content IS DISTINCT FROM o.content ORDER BY n.rowid"),
+    *_trigger("episodes", "DELETE", "log_turn_out",
+              "SELECT 'turns_erased', rowid FROM old_rows ORDER BY rowid"),
+    # aliases: counted (their keys are names); an upsert that replaced one is learned too
+    *_trigger("entity_aliases", "INSERT", "log_alias_in",
+              "SELECT 'aliases_learned', NULL::bigint FROM new_rows"),
+    *_trigger("entity_aliases", "UPDATE", "log_alias_again",
+              "SELECT 'aliases_learned', NULL::bigint FROM new_rows"),
+    *_trigger("entity_aliases", "DELETE", "log_alias_out",
+              "SELECT 'aliases_removed', NULL::bigint FROM old_rows"),
+)
+"""The write log's tables and triggers (added to a schema that lacks them on open)."""
+
+
+def ensure_tables(store: Any, marker: str, statements: Sequence[str]) -> None:
+    """Create ``statements``' objects in the store's schema unless table ``marker`` is
+    there already (under the schema's advisory lock, so two openers make them once)."""
+    conn = store._writer
+    with store._translated(), conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                     [f"memvara-schema:{store._schema}"])
+        if conn.execute("SELECT to_regclass(%s)", [f"{store._schema}.{marker}"]).fetchone()[0]:
+            return
+        for statement in statements:
+            conn.execute(statement)
+
+
+class _Logged:
+    """``WriteLog.logged()``: a class, not a generator, as it wraps every write."""
+
+    __slots__ = ("_local", "_context")
+
+    def __init__(self, local: threading.local, context: _Context) -> None:
+        self._local = local
+        self._context = context
+
+    def __enter__(self) -> None:
+        stack: list[_Context] | None = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        stack.append(self._context)
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        self._local.stack.pop()
+
+
+class WriteLog(Transfer):
+    """The write log part of ``PostgresStore`` (see ``WriteLogStore`` in ``store.base``)."""
+
+    def __init__(
+        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__(dsn, schema=schema, lock_timeout=lock_timeout, read_only=read_only)
+        self._log_context = threading.local()
+        if not read_only:
+            ensure_tables(self, "write_log", LOG_DDL)
+            with self._translated():
+                self._writer.execute(
+                    "INSERT INTO log_keys (store_id, secret) VALUES (%s, %s)"
+                    " ON CONFLICT DO NOTHING", [secrets.token_hex(16), secrets.token_hex(32)])
+        ((store_id, secret),) = self._query("SELECT store_id, secret FROM log_keys")
+        self._log_ids = (str(store_id), str(secret))
+
+    # -- writing --------------------------------------------------------------------------
+    def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> _Logged:
+        """Name what this thread commits inside; see ``WriteLogStore.logged``."""
+        return _Logged(self._log_context, (action, actor, at, named))
+
+    def log_note(self, kind: str, **fields: object) -> None:
+        """Add ``{kind: fields}`` to the record of this thread's open write transaction
+        (ids, counts and ``log_digest`` values only). Rolled back with it."""
+        with self._writing() as conn:
+            self._exec(conn, "INSERT INTO log_pending (op, detail) VALUES ('note', %s)",
+                       [canonical_body({kind: fields})])
+
+    def log_digest(self, text: str) -> str:
+        """``text``'s digest keyed by this store's secret (what the log may hold of text)."""
+        return keyed_digest(self._log_ids[1], text)
+
+    def _seal(self) -> None:
+        conn = self._writer
+        rows = self._exec(conn, "DELETE FROM log_pending RETURNING id, op, row, detail").fetchall()
+        if rows:
+            rows.sort()
+            self._append(conn, rows)
+
+    def _append(self, conn: Any, rows: list[Any]) -> None:
+        body: dict[str, Any] = {}
+        notes: list[Any] = []
+        kept: dict[int, str] = {}
+        for _, op, row, detail in rows:
+            if op == "kept":
+                kept[int(row)] = str(detail)
+            elif op == "note":
+                notes.append(json.loads(detail))
+            elif row is None:
+                body[op] = body.get(op, 0) + 1
+            else:
+                body.setdefault(op, []).append(int(row))
+        if notes:
+            body["notes"] = notes
+        stack: list[_Context] | None = getattr(self._log_context, "stack", None)
+        action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
+        text = canonical_body(body)
+        self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                   [f"memvara-log:{self._schema}"])
+        seq, prev = self._read_head()
+        seq += 1
+        self._exec(conn, "INSERT INTO write_log (seq, at, actor, action, body, hash)"
+                   " VALUES (%s, %s, %s, %s, %s, %s)",
+                   [seq, at, actor, action, text, record_hash(prev, seq, at, actor, action, text)])
+        if "erased" in body:
+            self._exec(conn, "DELETE FROM claim_log WHERE claim_rowid = ANY(%s)", [body["erased"]])
+        added = body.get("added")
+        if added and (named or kept):
+            self._many(conn, (
+                "INSERT INTO claim_log (claim_rowid, seq, actor) VALUES (%s, %s, %s)"
+                " ON CONFLICT (claim_rowid) DO UPDATE SET seq = excluded.seq,"
+                " actor = excluded.actor"),
+                [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
+
+    def _read_head(self) -> tuple[int, str]:
+        head = self._query("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1")
+        return (0, genesis(self._log_ids[0])) if not head else (int(head[0][0]), str(head[0][1]))
+
+    def _restore_claims(self, conn: Any, claims: Sequence[ClaimRecord],
+                        vectors: npt.NDArray[np.float32]) -> None:
+        """Restore as ``Transfer`` does, keeping the actors the records carry for the
+        seal to name in ``claim_log`` (an import keeps who wrote each claim)."""
+        super()._restore_claims(conn, claims, vectors)
+        self._many(conn, "INSERT INTO log_pending (op, row, detail) VALUES ('kept', %s, %s)",
+                   [(claim_rowid(r.claim.id), r.actor) for r in claims if r.actor is not None])
+
+    def dump_claims(self, scope: Scope) -> Iterator[ClaimRecord]:
+        """As ``Transfer.dump_claims``, each record with the actor ``claim_log`` names."""
+        where, params = _sql.scope_subtree(scope)
+        actors = dict(self._query(
+            "SELECT l.claim_rowid, l.actor FROM claim_log l JOIN claims ON claims.rowid ="
+            f" l.claim_rowid WHERE {where}", params))
+        for record in super().dump_claims(scope):
+            actor = actors.get(claim_rowid(record.claim.id))
+            yield record if actor is None else replace(record, actor=actor)
+
+    # -- reading --------------------------------------------------------------------------
+    def log_identity(self) -> str:
+        """This store's identity, as anchors name it."""
+        return self._log_ids[0]
+
+    def log_head(self) -> Anchor:
+        """The last record's anchor (``seq`` 0 and the genesis hash for an empty log)."""
+        seq, digest = self._read_head()
+        return Anchor(self._log_ids[0], seq, digest)
+
+    def log_records(self, after: int, limit: int) -> list[tuple[int, int, str, str, str, str]]:
+        """Up to ``limit`` records with ``seq > after``, in order, as stored."""
+        return [(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5]) for r in self._query(
+            "SELECT seq, at, actor, action, body, hash FROM write_log"
+            " WHERE seq > %s ORDER BY seq LIMIT %s", [after, limit])]
+
+    def claim_actor(self, claim_id: str) -> str | None:
+        """The actor the write of claim ``claim_id`` named (``actor=``, or an import's
+        line); ``None`` when it named none."""
+        rows = self._query("SELECT actor FROM claim_log WHERE claim_rowid = %s",
+                           [claim_rowid(claim_id)])
+        return str(rows[0][0]) if rows else None

@@ -1,0 +1,3 @@
+"""``tests/test_write_log.py`` on both backends (``conftest.backend``)."""
+
+from ..test_write_log import *  # noqa: F403

@@ -1,0 +1,144 @@
+"""Governance on ``PostgresStore`` where the shared suites (run on both backends in
+tests/congruence/) reach into a SQLite file: the write log tampered with in the
+schema's own tables, a read-only store verifying, and writes made outside memvara."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from memvara import Memvara, NullLLM
+from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_hash
+from memvara._read import audit
+
+from .conftest import Clock
+from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+
+if True:  # the class under test: importing it imports no driver
+    from memvara.store.postgres import PostgresStore
+
+
+@pytest.fixture
+def dsn() -> str:
+    return pg_dsn()
+
+
+@pytest.fixture
+def schema(dsn: str) -> Iterator[str]:
+    name = fresh_schema()
+    yield name
+    drop_schemas(dsn, [name])
+
+
+def opened(dsn: str, schema: str, clock: Clock, **kwargs: bool) -> Memvara:
+    return Memvara(store=PostgresStore(dsn, schema=schema, **kwargs), clock=clock, llm=NullLLM())
+
+
+def filled(dsn: str, schema: str, clock: Clock, writes: int = 5) -> None:
+    with opened(dsn, schema, clock) as mem:
+        for i in range(writes):
+            mem.remember("maya", "lives_in", f"Town{i}", actor=f"w{i}")
+
+
+def tamper(dsn: str, schema: str, sql: str, *params: object) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {schema}, public")
+        conn.execute(sql, params)
+
+
+def test_verify_reports_a_record_edited_or_deleted_in_the_tables(
+        dsn: str, schema: str, clock: Clock) -> None:
+    filled(dsn, schema, clock)
+    tamper(dsn, schema, "UPDATE write_log SET actor = 'mallory' WHERE seq = 3")
+    with opened(dsn, schema, clock) as mem:
+        report = mem.verify()
+        assert not report.ok and report.broken == 3 and report.records == 2
+        assert report.problem is not None and "record 3 (remember by mallory)" in report.problem
+    tamper(dsn, schema, "DELETE FROM write_log WHERE seq = 2")
+    with opened(dsn, schema, clock) as mem:
+        report = mem.verify()
+        assert (report.ok, report.broken, report.problem) == (False, 2, "record 2 is missing")
+
+
+def test_an_anchor_catches_a_rewritten_and_a_rolled_back_history(
+        dsn: str, schema: str, clock: Clock) -> None:
+    import psycopg
+
+    filled(dsn, schema, clock)
+    with opened(dsn, schema, clock) as mem:
+        kept = mem.anchor()
+        assert parse_anchor(kept).seq == 5
+    with psycopg.connect(dsn) as conn:  # a careful forger: edit, recompute every hash
+        conn.execute(f"SET search_path TO {schema}, public")
+        (store_id,) = conn.execute("SELECT store_id FROM log_keys").fetchone()  # type: ignore[misc]
+        conn.execute("UPDATE write_log SET actor = 'mallory' WHERE seq = 1")
+        prev = genesis(store_id)
+        for seq, at, actor, action, body in conn.execute(
+                "SELECT seq, at, actor, action, body FROM write_log ORDER BY seq").fetchall():
+            prev = record_hash(prev, seq, at, actor, action, body)
+            conn.execute("UPDATE write_log SET hash = %s WHERE seq = %s", (prev, seq))
+    with opened(dsn, schema, clock) as mem:
+        assert mem.verify().ok  # a whole chain, recomputed: only the anchor knows
+        report = mem.verify(since=kept)
+        assert not report.ok and report.broken == 5
+        assert report.problem is not None and "rewritten" in report.problem
+    tamper(dsn, schema, "DELETE FROM write_log WHERE seq > 3")
+    with opened(dsn, schema, clock) as mem:
+        report = mem.verify(since=kept)
+        assert (report.ok, report.broken, report.records) == (False, 5, 3)
+        assert report.problem is not None and "rolled back" in report.problem
+
+
+def test_verify_walks_the_log_in_pages(
+        dsn: str, schema: str, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    filled(dsn, schema, clock, writes=7)
+    monkeypatch.setattr(audit, "PAGE", 3)
+    tamper(dsn, schema, "UPDATE write_log SET body = '{}' WHERE seq = 6")
+    with opened(dsn, schema, clock) as mem:
+        assert mem.verify().broken == 6
+
+
+def test_a_read_only_store_verifies_and_anchors(dsn: str, schema: str, clock: Clock) -> None:
+    filled(dsn, schema, clock, writes=2)
+    with opened(dsn, schema, clock, read_only=True) as mem:
+        assert mem.verify().records == 2 and parse_anchor(mem.anchor()).seq == 2
+
+
+def test_the_identity_and_secret_are_made_once_per_schema(
+        dsn: str, schema: str, clock: Clock) -> None:
+    import psycopg
+
+    with opened(dsn, schema, clock) as first, opened(dsn, schema, clock) as second:
+        assert first.anchor() == second.anchor()
+        one, two = first.store, second.store
+        assert isinstance(one, PostgresStore) and isinstance(two, PostgresStore)
+        assert one.log_identity() == two.log_identity() and one.log_digest("x") == two.log_digest("x")
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(f"SELECT store_id, secret FROM {schema}.log_keys").fetchall()
+    assert len(rows) == 1 and len(rows[0][1]) == 64
+    assert one.log_digest("maya") == keyed_digest(rows[0][1], "maya")
+    other = fresh_schema()
+    try:
+        with opened(dsn, other, clock) as third:
+            assert parse_anchor(third.anchor()).store != rows[0][0]
+    finally:
+        drop_schemas(dsn, [other])
+
+
+def test_a_write_made_outside_memvara_is_logged_at_its_commit(
+        dsn: str, schema: str, clock: Clock) -> None:
+    """The triggers live in the schema: any connection's write is noted, and sealed
+    by the next commit through a store (the log's choke point is memvara's commit)."""
+    with opened(dsn, schema, clock) as mem:
+        claim = mem.remember("maya", "likes", "tea").added[0]
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        with store.transaction():
+            store._writer.execute("UPDATE claims SET invalidated_at = 1 WHERE id = %s", [claim.id])
+            store._writer.execute("UPDATE claims SET invalidated_at = NULL WHERE id = %s", [claim.id])
+        bodies = [json.loads(r[4]) for r in store.log_records(0, 10)]
+        assert bodies[-1] == {"retired": [1], "unretired": [1]} and mem.verify().ok
