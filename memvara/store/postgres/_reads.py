@@ -15,6 +15,7 @@ from ..._domain.model import Claim, Episode, Scope, TimeQuery
 from ..base import RankFields
 from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
+from ._plan import top_matches
 from ._text import bm25_sql
 from ._writes import _EPISODE_COLUMNS, CLAIM_COLUMNS, Writes, episode_of
 
@@ -135,6 +136,9 @@ class Reads(Writes):
         phrases = [p for p in self._tokenizer.phrases(terms) if p] if terms else []
         if not phrases:
             return []
+        planned = top_matches(self._query, table, phrases, where, params, limit)
+        if planned is not None:
+            return planned
         sql, head = bm25_sql(table, phrases, where)
         return [(str(key), float(score) or 0.0)
                 for key, score in self._query(sql, [*head, *params, limit])]
