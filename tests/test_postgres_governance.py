@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
-from memvara import Memvara, NullLLM
+from memvara import Memvara, NullLLM, Scope
 from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_hash
 from memvara._read import audit
 
 from .conftest import Clock
 from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+
+STATES3 = ("live", "ended", "retired")
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
@@ -142,3 +145,78 @@ def test_a_write_made_outside_memvara_is_logged_at_its_commit(
             store._writer.execute("UPDATE claims SET invalidated_at = NULL WHERE id = %s", [claim.id])
         bodies = [json.loads(r[4]) for r in store.log_records(0, 10)]
         assert bodies[-1] == {"retired": [1], "unretired": [1]} and mem.verify().ok
+
+
+# -- retention ------------------------------------------------------------------------
+def test_the_capacity_bound_evicts_the_least_salient_ended_claims_first(
+        dsn: str, schema: str, clock: Clock) -> None:
+    with opened(dsn, schema, clock) as mem:
+        for town in ("A", "B", "C", "D"):
+            mem.remember("maya", "lives_in", f"Town{town}")
+            clock.advance(days=1)
+        mem.remember("maya", "lives_in", "TownB")
+        ended = mem.get_all(states=("ended",))
+        tamper(dsn, schema, "UPDATE claims SET salience = 5 WHERE id = %s", ended[1].id)
+        held = mem.count(states=STATES3)
+        result = mem.prune(timedelta(days=365), keep_at_most=held - 2)
+        assert result == {"ended": 2, "retired": 0, "evicted": 2}
+        assert ended[1].id not in {c.id for c in mem.archived()}
+        assert mem.prune(timedelta(days=365), keep_at_most=0)["evicted"] == held - 3
+        assert mem.get_all(states=("live",)) != []
+
+
+def test_a_claim_waiting_for_its_vector_is_left_for_the_next_run(
+        dsn: str, schema: str, clock: Clock) -> None:
+    with opened(dsn, schema, clock) as mem:
+        porto = mem.remember("maya", "lives_in", "Porto").added[0]
+        clock.advance(days=1)
+        mem.remember("maya", "lives_in", "Lisbon")
+        clock.advance(days=40)
+        tamper(dsn, schema, "UPDATE claims SET emb = NULL WHERE id = %s", porto.id)
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        now = int(clock.now.timestamp() * 1_000_000)
+        assert store.archive_claims(Scope(), {"ended": now}, None, now)["ended"] == 0
+        assert store.restore_archived(Scope(), ["c77-00000000"]) == []
+
+
+def test_the_archive_keeps_every_column_and_the_row_comes_back_whole(
+        dsn: str, schema: str, clock: Clock) -> None:
+    import psycopg
+
+    with opened(dsn, schema, clock) as mem:
+        porto = mem.remember("maya", "lives_in", "Porto", sources=["e1"]).added[0]
+        clock.advance(days=1)
+        mem.remember("maya", "lives_in", "Lisbon")
+        clock.advance(days=40)
+        with psycopg.connect(dsn) as conn:
+            conn.execute(f"SET search_path TO {schema}, public")
+            columns = [r[0] for r in conn.execute(
+                "SELECT column_name, table_name FROM information_schema.columns WHERE"
+                " table_schema = %s AND table_name = 'claims' ORDER BY ordinal_position",
+                [schema]).fetchall()]
+            archive = [r[0] for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s"
+                " AND table_name = 'claims_archive' ORDER BY ordinal_position",
+                [schema]).fetchall()]
+            assert archive == [*columns, "archived_at", "closures"]
+            before = conn.execute("SELECT * FROM claims WHERE id = %s", [porto.id]).fetchone()
+            terms = conn.execute("SELECT term, tf FROM claim_terms c JOIN claims ON"
+                                 " claims.rowid = c.doc WHERE id = %s ORDER BY term",
+                                 [porto.id]).fetchall()
+        assert mem.prune(timedelta(days=30), keep_at_most=100) == {
+            "ended": 1, "retired": 0, "evicted": 0}  # a bound already met takes no more
+        assert mem.restore_archived([porto.id]) == [porto.id]
+        with psycopg.connect(dsn) as conn:
+            conn.execute(f"SET search_path TO {schema}, public")
+            after = conn.execute("SELECT * FROM claims WHERE id = %s", [porto.id]).fetchone()
+            assert after is not None and before is not None
+            changed = [columns[i] for i, (a, b) in enumerate(zip(before, after)) if a != b]
+            assert changed in ([], ["emb"])  # the vector the prune caught up, kept
+            assert after[columns.index("emb")] is not None
+            assert conn.execute("SELECT term, tf FROM claim_terms c JOIN claims ON"
+                                " claims.rowid = c.doc WHERE id = %s ORDER BY term",
+                                [porto.id]).fetchall() == terms
+            assert conn.execute("SELECT source FROM claim_sources s JOIN claims ON claims.rowid"
+                                " = s.claim_rowid WHERE id = %s", [porto.id]).fetchall() == [("e1",)]
+        assert [r.claim.id for r in mem.search("Porto", states=STATES3) if r.claim] == [porto.id]

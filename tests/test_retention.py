@@ -12,6 +12,7 @@ from memvara import Claim, Memvara, SQLiteStore
 from memvara._domain.model import Scope
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
+from memvara.store.base import WriteLogStore
 
 from .conftest import Clock
 from .store_without import store_without
@@ -153,7 +154,7 @@ def test_the_log_records_the_moves(mem: Memvara, clock: Clock) -> None:
     mem.prune(timedelta(days=30), actor="retention-job")
     mem.restore_archived([porto.id], actor="auditor")
     store = mem.store
-    assert isinstance(store, SQLiteStore)
+    assert isinstance(store, WriteLogStore)
     tail = store.log_records(0, 100)[-2:]
     rowid = int(porto.id[1:].split("-")[0])
     assert [(r[2], r[3]) for r in tail] == [("retention-job", "prune"), ("auditor", "restore_archived")]

@@ -54,6 +54,14 @@ SQLITE_INTERNALS = {
         "test_a_read_only_store_verifies_and_anchors",
     ), "tampers with the write log in a SQLite file (or opens one read-only); the same"
        " cases for PostgreSQL are in test_postgres_governance.py"),
+    **dict.fromkeys((
+        "test_the_capacity_bound_evicts_the_least_salient_ended_claims_first",
+        "test_a_claim_waiting_for_its_vector_is_left_for_the_next_run",
+        "test_the_archive_has_every_column_of_the_claims_table",
+    ), "sets or reads SQLiteStore's own columns (salience, vec_slot) in SQLite's SQL; the"
+       " same cases for PostgreSQL are in test_postgres_governance.py"),
+    "test_a_claim_column_the_archive_lacks_is_named":
+        "adds a column to a SQLite file's claims table",
     "test_a_schema_7_store_opens_and_starts_its_log":
         "opens a SQLite file of an older schema, written byte for byte",
 }

@@ -215,6 +215,12 @@ class WriteLog(Transfer):
                 " actor = excluded.actor"),
                 [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
 
+    def _relabel(self, conn: Any, old: str, new: str, rowids: Sequence[int]) -> None:
+        """Record these claims as ``new`` rather than ``old`` in this transaction's
+        record (a delete that archived, an insert that restored)."""
+        self._exec(conn, "UPDATE log_pending SET op = %s WHERE op = %s AND row = ANY(%s)",
+                   [new, old, list(rowids)])
+
     def _read_head(self) -> tuple[int, str]:
         head = self._query("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1")
         return (0, genesis(self._log_ids[0])) if not head else (int(head[0][0]), str(head[0][1]))
