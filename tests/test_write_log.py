@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memvara import Claim, Memvara, SQLiteStore
-from memvara._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, parse_anchor, record_hash
+from memvara._domain.ledger import Anchor, canonical_body, canonical_ids, genesis, keyed_digest, parse_anchor, record_hash
 from memvara._errors import InvalidArgumentError, StoreError
 from memvara._read import audit
 from memvara.llm import NullLLM
@@ -340,6 +340,10 @@ def test_a_schema_7_store_opens_and_starts_its_log(db_path: str, clock: Clock) -
 
 def test_the_canonical_forms_are_stable() -> None:
     assert canonical_body({"b": [2], "a": 1}) == '{"a":1,"b":[2]}'
+    for ids in ({"added": [3]}, {"added": [], "ended": [1, 2]}, {"z": [10, 2], "a": [7]}, {}):
+        # the joined-by-hand forms are json.dumps's, byte for byte
+        want = json.dumps(ids, sort_keys=True, separators=(",", ":"))
+        assert canonical_ids(ids) == canonical_body(ids) == want
     assert record_hash("0" * 64, 1, 2, "a", "b", "{}") == record_hash("0" * 64, 1, 2, "a", "b", "{}")
     assert record_hash("0" * 64, 1, 2, "a", "b", "{}") != record_hash("0" * 64, 1, 2, "ab", "", "{}")
 

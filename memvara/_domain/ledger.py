@@ -24,7 +24,7 @@ from .._errors import InvalidArgumentError
 from .model import Scope, fields_dict
 
 __all__ = [
-    "ANCHOR_PREFIX", "Anchor", "LogReport", "canonical_body", "default_actor", "genesis",
+    "ANCHOR_PREFIX", "Anchor", "LogReport", "canonical_body", "canonical_ids", "default_actor", "genesis",
     "keyed_digest",
     "parse_anchor", "record_hash",
 ]
@@ -38,8 +38,18 @@ def canonical_body(body: Mapping[str, Any]) -> str:
     (A body of id lists alone, every write's, is joined by hand: ``json.dumps`` with
     sorted keys cost ~5 us of a ~110 us single write.)"""
     if all(type(v) is list and all(type(i) is int for i in v) for v in body.values()):
-        return "{" + ",".join(f'"{k}":[{",".join(map(str, body[k]))}]' for k in sorted(body)) + "}"
+        return canonical_ids(body)
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def canonical_ids(body: Mapping[str, list[int]]) -> str:
+    """``canonical_body`` of a body its caller knows holds lists of ints alone under
+    plain keys (rowids by op: a single write's body), without checking it (the check
+    was a third of the Python a single write's record cost)."""
+    if len(body) == 1:
+        [(key, ids)] = body.items()
+        return f'{{"{key}":[{",".join(map(str, ids))}]}}'
+    return "{" + ",".join(f'"{k}":[{",".join(map(str, body[k]))}]' for k in sorted(body)) + "}"
 
 
 def genesis(store_id: str) -> str:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
+from ..._domain.ledger import Anchor, canonical_body, canonical_ids, genesis, keyed_digest, record_hash
 from ..._errors import InvalidArgumentError, StoreError
 from ._connections import MEMORY
 from ._core import StoreCore
@@ -218,20 +218,27 @@ class WriteLog(StoreCore):
         body: dict[str, Any] = {}
         notes: list[Any] = []
         kept: dict[int, str] = {}
+        counted = False
         for op, row, detail in rows:
-            if op == "kept":
-                kept = dict(conn.execute(f"DELETE FROM {_ACTORS} RETURNING row, actor").fetchall())
+            if row is not None:  # a claim's or a turn's rowid, listed by what happened
+                ids = body.get(op)
+                if ids is None:
+                    body[op] = [row]
+                else:
+                    ids.append(row)
             elif op == "note":
                 notes.append(detail)
-            elif row is None:
-                body[op] = body.get(op, 0) + 1
+            elif op == "kept":
+                kept = dict(conn.execute(f"DELETE FROM {_ACTORS} RETURNING row, actor").fetchall())
             else:
-                body.setdefault(op, []).append(row)
+                body[op] = body.get(op, 0) + 1
+                counted = True
         if notes:
             body["notes"] = [json.loads(note) for note in notes]
+        # rowids alone (nearly every write's body) are joined without canonical_body's check
+        text = canonical_body(body) if notes or counted else canonical_ids(body)
         stack: list[_Context] | None = getattr(self._log_context, "stack", None)
         action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
-        text = canonical_body(body)
         seq, prev = self._log_last or self._read_head(conn)
         seq += 1
         digest = record_hash(prev, seq, at, actor, action, text)
