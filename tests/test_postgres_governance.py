@@ -220,3 +220,54 @@ def test_the_archive_keeps_every_column_and_the_row_comes_back_whole(
             assert conn.execute("SELECT source FROM claim_sources s JOIN claims ON claims.rowid"
                                 " = s.claim_rowid WHERE id = %s", [porto.id]).fetchall() == [("e1",)]
         assert [r.claim.id for r in mem.search("Porto", states=STATES3) if r.claim] == [porto.id]
+
+
+# -- forgetting -----------------------------------------------------------------------
+def test_everything_about_the_subject_is_erased_from_every_table(
+        dsn: str, schema: str, clock: Clock) -> None:
+    import psycopg
+
+    from .test_forget_subject import ALIAS, NAME, seeded
+
+    def holding(*words: str) -> set[str]:
+        with psycopg.connect(dsn) as conn:
+            tables = [t for (t,) in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
+                " AND table_type = 'BASE TABLE'", [schema]).fetchall()]
+            return {t for t in tables for word in words if conn.execute(
+                f"SELECT count(*) FROM {schema}.{t} AS r WHERE lower(r::text) LIKE %s",
+                [f"%{word.lower()}%"]).fetchone()[0]}  # type: ignore[index]
+
+    with opened(dsn, schema, clock) as mem:
+        seeded(mem, clock)
+        assert holding(NAME) >= {"claims", "claims_archive", "claim_terms", "episodes",
+                                 "episode_terms", "entity_aliases"}
+        manifest = mem.forget_subject(ALIAS, reason=f"request of {NAME}", requested_by="dpo",
+                                      user="u1")
+        assert (manifest.claims, manifest.archived, manifest.episodes_erased,
+                manifest.episodes_scrubbed, manifest.aliases) == (4, 2, 1, 1, 1)
+        assert holding(NAME, ALIAS, "esperanto", "chess") == set()
+        assert holding("oslo") == {"claims", "claim_terms"}  # the sibling's claim stays
+        u = mem.scope(user="u1")
+        assert [e.content for e in u.episodes()] == ["ann and [erased] went hiking"]
+        assert any(r.episode is not None and "[erased]" in r.episode.content
+                   for r in u.search("hiking", include_episodes=True))
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        last = store.log_records(0, 1000)[-1]
+        assert last[3] == "forget_subject" and json.loads(last[4])["notes"][0]["tombstone"][
+            "archived"] == 2
+        assert mem.verify().ok and mem.tombstones()[0]["reason"] == "request of [erased]"
+
+
+def test_an_agent_scope_forgets_its_own_and_leaves_the_users_aliases(
+        dsn: str, schema: str, clock: Clock) -> None:
+    with opened(dsn, schema, clock) as mem:
+        mem.alias_entity("Zorby", "Zorblatt", user="u1")
+        mem.remember("Zorby", "likes", "chess", user="u1", agent="helper")
+        mem.remember("Zorblatt", "likes", "tea", user="u1")
+        manifest = mem.forget_subject("Zorblatt", reason="r", requested_by="q", user="u1",
+                                      agent="helper")
+        assert (manifest.claims, manifest.aliases) == (1, 0)
+        assert [c.object for c in mem.get_all(user="u1", agent="helper")] == ["tea"]
+        assert len(mem.tombstones()) == 1

@@ -62,6 +62,9 @@ SQLITE_INTERNALS = {
        " same cases for PostgreSQL are in test_postgres_governance.py"),
     "test_a_claim_column_the_archive_lacks_is_named":
         "adds a column to a SQLite file's claims table",
+    "test_everything_about_the_subject_is_erased_from_every_file":
+        "reads a SQLite store's files as bytes; the same erasure is checked in every table"
+        " of a PostgreSQL schema in test_postgres_governance.py",
     "test_a_schema_7_store_opens_and_starts_its_log":
         "opens a SQLite file of an older schema, written byte for byte",
 }

@@ -6,23 +6,24 @@ Assembled like ``SQLiteStore``, one part per concept: ``_connect.Connections``
 predicate specs in), ``_reads`` (reads, retrieval candidates, provenance, the graph),
 ``_upkeep`` (consolidation, erasure, re-filing, re-embedding), ``_transfer``
 (export and import), ``_log`` (the tamper-evident write log), ``_archive``
-(retention). The read rules are
+(retention), ``_forget`` (a subject's erasure, tombstones). The read rules are
 compiled in ``_sql``; text ranking is FTS5's BM25 on FTS5's tokens (``_text``).
 """
 
 from __future__ import annotations
 
 from ._text import Tokenizer
-from ._archive import Archive
+from ._forget import Forgetting
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(Archive):
+class PostgresStore(Forgetting):
     """A ``Store`` in one schema of a PostgreSQL database with pgvector.
 
     Implements the core ``Store`` protocol, ``TransferStore`` (export and import),
-    ``RankingStore``, ``SimilarityStore``, ``WriteLogStore`` and ``ArchiveStore``; not the write fast paths
+    ``RankingStore``, ``SimilarityStore``, ``WriteLogStore``, ``ArchiveStore`` and
+    ``ForgetStore``; not the write fast paths
     (the writer uses the core methods, to the same results). Several stores share one database
     through ``schema``; several processes and machines share one store.
 

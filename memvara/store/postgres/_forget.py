@@ -1,0 +1,191 @@
+"""``erase_subject`` on PostgreSQL: a subject erased from a scope's subtree, with what it
+reached, as the SQLite store does it (``store/sqlite/_forget.py``).
+
+One transaction finds the claims about the subject or naming it as the object, then
+(repeatedly) the claims citing any of them as a source; erases them, the archived ones
+too, the turns only they cited, the owner's aliases of the subject; replaces each name
+in every other turn of the subtree (``_domain/erasure.scrub``, its tokens and vector
+redone); clears other rows' references to the erased ids; and writes the tombstone.
+Once it commits, ``VACUUM`` reclaims the dead row versions that still held the text
+(docs/postgres.md says what the server keeps beyond its tables).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..._domain.erasure import scrub
+from ..._domain.model import Scope
+from .._governance import SubjectErasure, Tombstone
+from . import _sql
+from ._archive import Archive
+from ._log import ensure_tables
+from ._writes import content_hash
+
+__all__ = ["Forgetting"]
+
+FORGET_DDL = (
+    """
+    CREATE TABLE tombstones (
+        rowid BIGSERIAL PRIMARY KEY, id TEXT COLLATE "C" NOT NULL UNIQUE, at BIGINT NOT NULL,
+        reason TEXT NOT NULL, requested_by TEXT NOT NULL, subject_digest TEXT NOT NULL,
+        scope TEXT NOT NULL, erased TEXT NOT NULL, targets TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX tombstones_subject ON tombstones (subject_digest)",
+)
+
+_SCRUBBED = ("claims_archive", "entity_aliases", "tombstones")
+"""Tables an erasure leaves dead versions holding the text in, besides ``Upkeep``'s."""
+
+
+def _alias_subtree(scope: Scope) -> tuple[str, list[object]]:
+    """Aliases are owned at ``(tenant, user)``: a scope set below the user owns none."""
+    if scope.agent is not None or scope.session is not None:
+        return "FALSE", []
+    return _sql.scope_subtree(Scope(scope.tenant, scope.user))
+
+
+class Forgetting(Archive):
+    """``erase_subject`` and the tombstones."""
+
+    def __init__(
+        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__(dsn, schema=schema, lock_timeout=lock_timeout, read_only=read_only)
+        if not read_only:
+            ensure_tables(self, "tombstones", FORGET_DDL)
+
+    def erase_subject(
+        self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,
+    ) -> SubjectErasure | None:
+        """Erase a subject from ``scope``'s subtree; see ``ForgetStore``."""
+        where, params = _sql.scope_subtree(scope)
+        keys = list(keys)
+        named = "(subject_key = ANY(%s) OR object_key = ANY(%s))"
+        with self._writing() as conn:
+            def ids(sql: str, values: Sequence[object]) -> list[Any]:
+                return [r[0] for r in self._exec(conn, sql, values).fetchall()]
+
+            picked = ids(f"SELECT rowid FROM claims WHERE {where} AND {named} ORDER BY rowid"
+                         " FOR UPDATE", [*params, keys, keys])
+            archived = self._exec(conn, (
+                f"SELECT rowid, id, sources FROM claims_archive WHERE {where} AND {named}"
+                " ORDER BY rowid FOR UPDATE"), [*params, keys, keys]).fetchall()
+            if not picked and not archived:
+                return None  # nothing names it: nothing is written
+            archived_ids = [r[1] for r in archived]
+            frontier = ids("SELECT id FROM claims WHERE rowid = ANY(%s)", [picked]) + archived_ids
+            c_where, _ = _sql.scope_subtree(scope, "c.")
+            while frontier:  # what was derived from them: claims citing an erased claim
+                more = ids(
+                    "SELECT DISTINCT s.claim_rowid FROM claim_sources s JOIN claims c ON"
+                    f" c.rowid = s.claim_rowid WHERE {c_where} AND s.source = ANY(%s)"
+                    " AND NOT s.claim_rowid = ANY(%s)", [*params, frontier, picked])
+                picked += more
+                frontier = ids("SELECT id FROM claims WHERE rowid = ANY(%s)", [more])
+            found = set(names)
+            for table in ("claims", "claims_archive"):
+                found.update(ids(
+                    f"SELECT subject FROM {table} WHERE {where} AND subject_key = ANY(%s)"
+                    f" UNION SELECT object FROM {table} WHERE {where} AND object_key = ANY(%s)",
+                    [*params, keys, *params, keys]))
+            every = tuple(sorted(found))
+            claim_ids = ids("SELECT id FROM claims WHERE rowid = ANY(%s) ORDER BY rowid", [picked])
+            cited = set(ids("SELECT source FROM claim_sources WHERE claim_rowid = ANY(%s)",
+                            [picked]))
+            cited.update(s for r in archived if r[2] for s in json.loads(r[2]))
+            cited -= set(ids(  # a turn another claim still cites stays
+                "SELECT source FROM claim_sources WHERE NOT claim_rowid = ANY(%s)"
+                " AND source = ANY(%s) UNION SELECT s FROM claims_archive a,"
+                " json_array_elements_text(a.sources::json) s WHERE a.sources IS NOT NULL"
+                " AND NOT a.id = ANY(%s) AND s = ANY(%s)",
+                [picked, sorted(cited), archived_ids, sorted(cited)]))
+            episode_ids = ids(f"SELECT id FROM episodes WHERE {where} AND id = ANY(%s)"
+                              " ORDER BY rowid", [*params, sorted(cited)])
+            n_turns, _ = self._delete(conn, "episodes", f"{where} AND id = ANY(%s)",
+                                      [*params, episode_ids])
+            n_claims, _ = self._delete(conn, "claims", "rowid = ANY(%s)", [picked])
+            self._exec(conn, "DELETE FROM claims_archive WHERE rowid = ANY(%s)",
+                       [[r[0] for r in archived]])
+            gone = [*claim_ids, *archived_ids]
+            for table in ("claims", "claims_archive"):
+                for column in ("invalidated_by", "ended_by"):
+                    self._exec(conn, f"UPDATE {table} SET {column} = NULL"
+                               f" WHERE {column} = ANY(%s)", [gone])
+            self._exec(conn, "UPDATE claim_closures SET ended_by = NULL WHERE ended_by = ANY(%s)",
+                       [gone])
+            owned, owner_params = _alias_subtree(scope)
+            aliases = self._exec(conn, (
+                f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key = ANY(%s)"
+                " OR entity_key = ANY(%s))"), [*owner_params, keys, keys]).rowcount
+            scrubbed = self._scrub_turns(conn, where, params, every)
+            erased = {
+                "claims": n_claims, "archived": len(archived), "episodes_erased": n_turns,
+                "episodes_scrubbed": scrubbed, "aliases": aliases,
+            }
+            self._exec(conn, (
+                "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
+                " erased, targets) VALUES (%s, %s, %s, %s, %s, %s, %s, '{}')"),
+                [tombstone.id, tombstone.at, scrub(tombstone.reason, every),
+                 scrub(tombstone.requested_by, every), tombstone.subject_digest,
+                 scrub(json.dumps(scope.to_dict(), sort_keys=True), every),
+                 json.dumps(erased, sort_keys=True)])
+            self.log_note("tombstone", id=tombstone.id, subject=tombstone.subject_digest, **erased)
+            self._after_commit.append(self._vacuum_scrubbed)
+        return SubjectErasure(erased, tuple(claim_ids), tuple(episode_ids), every)
+
+    def _scrub_turns(self, conn: Any, where: str, params: list[object],
+                     names: tuple[str, ...]) -> int:
+        """Replace ``names`` in every turn of the subtree that holds one: text, tokens and
+        content digest; the old vector goes (it encoded the name)."""
+        likes = " OR ".join("content ILIKE %s" for _ in names)
+        rows = self._exec(conn, f"SELECT rowid, content, tokens FROM episodes WHERE {where}"
+                          f" AND ({likes}) ORDER BY rowid FOR UPDATE",
+                          [*params, *(f"%{_like(n)}%" for n in names)]).fetchall()
+        changed = [(rowid, scrub(old, names), tokens) for rowid, old, tokens in rows
+                   if scrub(old, names) != old]
+        rowids = [c[0] for c in changed]
+        self._exec(conn, "DELETE FROM episode_terms WHERE doc = ANY(%s)", [rowids])
+        self._stats.append(("episodes", -len(changed), -sum(int(c[2]) for c in changed)))
+        lengths = self._index(conn, "episodes", rowids, [c[1] for c in changed])
+        self._many(conn, "UPDATE episodes SET content = %s, content_hash = %s, tokens = %s,"
+                   " emb = NULL WHERE rowid = %s",
+                   [(text, content_hash(text), length, rowid)
+                    for (rowid, text, _), length in zip(changed, lengths)])
+        return len(changed)
+
+    def _vacuum_scrubbed(self) -> None:
+        """Reclaim the dead versions of the archive, aliases and tombstones an erasure
+        left (``Upkeep._vacuum`` does the rest)."""
+        with self._lock:
+            for table in _SCRUBBED:
+                self._exec(self._writer, f"VACUUM {table}")
+
+    def tombstones(self, subject_digest: str | None = None) -> list[dict[str, object]]:
+        """Every tombstone (of one subject digest), oldest first; see ``ForgetStore``."""
+        rows = self._query(
+            "SELECT id, at, reason, requested_by, subject_digest, scope, erased, targets"
+            " FROM tombstones WHERE %s::text IS NULL OR subject_digest = %s ORDER BY rowid",
+            [subject_digest, subject_digest])
+        return [{"id": r[0], "at": int(r[1]), "reason": r[2], "requested_by": r[3],
+                 "subject_digest": r[4], "scope": json.loads(r[5]), "erased": json.loads(r[6]),
+                 "targets": json.loads(r[7])} for r in rows]
+
+    def confirm_targets(self, tombstone_id: str, targets: dict[str, bool]) -> None:
+        """Record which outside targets confirmed; see ``ForgetStore``."""
+        with self._writing() as conn:
+            (held,) = self._exec(conn, "SELECT targets FROM tombstones WHERE id = %s FOR UPDATE",
+                                 [tombstone_id]).fetchone()
+            merged = {**json.loads(held), **targets}
+            self._exec(conn, "UPDATE tombstones SET targets = %s WHERE id = %s",
+                       [json.dumps(merged, sort_keys=True), tombstone_id])
+            self.log_note("targets", tombstone=tombstone_id,
+                          **{k: bool(v) for k, v in targets.items()})
+
+
+def _like(name: str) -> str:
+    return name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
