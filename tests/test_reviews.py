@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from memvara import Memvara, SQLiteStore
+from memvara import Memvara
 from memvara._errors import InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
+from memvara.store.base import WriteLogStore
 
 from .conftest import Clock
 from .store_without import store_without
@@ -68,7 +69,7 @@ def test_accept_supersedes_with_the_review_as_the_claims_source(mem: Memvara, cl
     assert why is not None and why.sources == (rid,) and why.extractor == "review"
     assert why.actor == "editor"
     store = mem.store
-    assert isinstance(store, SQLiteStore)
+    assert isinstance(store, WriteLogStore)
     last = store.log_records(0, 100)[-1]
     assert last[3] == "resolve" and json.loads(last[4])["notes"] == [
         {"review": {"decision": "accepted", "id": rid}}]

@@ -6,24 +6,24 @@ Assembled like ``SQLiteStore``, one part per concept: ``_connect.Connections``
 predicate specs in), ``_reads`` (reads, retrieval candidates, provenance, the graph),
 ``_upkeep`` (consolidation, erasure, re-filing, re-embedding), ``_transfer``
 (export and import), ``_log`` (the tamper-evident write log), ``_archive``
-(retention), ``_forget`` (a subject's erasure, tombstones). The read rules are
+(retention), ``_forget`` (a subject's erasure, tombstones), ``_reviews`` (the review queue). The read rules are
 compiled in ``_sql``; text ranking is FTS5's BM25 on FTS5's tokens (``_text``).
 """
 
 from __future__ import annotations
 
 from ._text import Tokenizer
-from ._forget import Forgetting
+from ._reviews import Reviews
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(Forgetting):
+class PostgresStore(Reviews):
     """A ``Store`` in one schema of a PostgreSQL database with pgvector.
 
     Implements the core ``Store`` protocol, ``TransferStore`` (export and import),
-    ``RankingStore``, ``SimilarityStore``, ``WriteLogStore``, ``ArchiveStore`` and
-    ``ForgetStore``; not the write fast paths
+    ``RankingStore``, ``SimilarityStore``, ``WriteLogStore``, ``ArchiveStore``,
+    ``ForgetStore`` and ``ReviewStore``; not the write fast paths
     (the writer uses the core methods, to the same results). Several stores share one database
     through ``schema``; several processes and machines share one store.
 
