@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memvara import Memvara, SQLiteStore, export_jsonl, import_jsonl
+from memvara import Memvara, export_jsonl, import_jsonl
 from memvara._errors import ImportConflictError, InvalidArgumentError, InvalidExportError, StoreError
 from memvara.llm import NullLLM
+from memvara.store.base import GovernanceTransferStore
 
 from .conftest import Clock
 
@@ -198,7 +199,7 @@ def test_an_archived_claim_whose_row_a_claim_holds_is_a_conflict(clock: Clock) -
 def test_the_store_refuses_a_tombstone_or_log_record_it_holds(clock: Clock) -> None:
     with governed(clock) as source:
         store = source.store
-        assert isinstance(store, SQLiteStore)
+        assert isinstance(store, GovernanceTransferStore)
         tomb = store.tombstones()[0]
         with pytest.raises(StoreError, match="already"):
             store.restore_tombstones([tomb])

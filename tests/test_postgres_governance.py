@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from memvara import Memvara, NullLLM, Scope
+from memvara import Memvara, NullLLM, Scope, StoreError
 from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_hash
 from memvara._read import audit
 
@@ -271,3 +271,16 @@ def test_an_agent_scope_forgets_its_own_and_leaves_the_users_aliases(
         assert (manifest.claims, manifest.aliases) == (1, 0)
         assert [c.object for c in mem.get_all(user="u1", agent="helper")] == ["tea"]
         assert len(mem.tombstones()) == 1
+
+
+def test_a_read_only_store_of_a_schema_without_the_log_is_refused_by_name(
+        dsn: str, schema: str, clock: Clock) -> None:
+    filled(dsn, schema, clock, writes=1)
+    for table in ("write_log", "claim_log", "imported_log", "log_pending", "log_keys"):
+        tamper(dsn, schema, f"DROP TABLE {table}")  # what a memvara before the log left
+    with pytest.raises(StoreError, match="log_keys"):
+        PostgresStore(dsn, schema=schema, read_only=True)
+    with opened(dsn, schema, clock) as mem:  # a writable store adds the log, then logs
+        assert [c.object for c in mem.get_all()] == ["Town0"] and mem.verify().records == 0
+        mem.remember("maya", "lives_in", "Town1", actor="after")
+        assert mem.verify().records == 1

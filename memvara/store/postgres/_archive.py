@@ -10,10 +10,12 @@ write log records the moves as ``archived`` and ``restored``, not as erasures an
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import json
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..._domain.model import Claim, Scope
+from .._transfer import ClaimRecord, Closure
 from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
 from ._log import WriteLog, ensure_tables
@@ -109,6 +111,28 @@ class Archive(WriteLog):
             self._exec(conn, f"DELETE FROM {table} WHERE {column} = ANY(%s)", [list(rowids)])
         self._stats.append(("claims", -len(gone), -sum(int(r[0]) for r in gone)))
         self._relabel(conn, "erased", "archived", rowids)
+
+    def archive_restored(self, archived: Sequence[tuple[str, int]]) -> int:
+        """Inside an import's transaction: move claims it just restored to the archive,
+        each at its own instant; see ``GovernanceTransferStore``."""
+        with self._writing() as conn:
+            self._move(conn, [claim_rowid(i) for i, _ in archived], [at for _, at in archived])
+        return len(archived)
+
+    def dump_archived(self, scope: Scope) -> Iterator[tuple[ClaimRecord, int]]:
+        """The archive of ``scope``'s subtree as export records, row order, each with when
+        it was archived; see ``GovernanceTransferStore``."""
+        where, params = _sql.scope_subtree(scope)
+        for row in self._query(
+                f"SELECT {CLAIM_COLUMNS}, subject_key, ended_by, salience_base, observed_at,"
+                " closures, (SELECT actor FROM claim_log WHERE claim_rowid = claims_archive.rowid),"
+                f" archived_at FROM claims_archive WHERE {where} ORDER BY rowid", params):
+            subject_key, ended_by, storage, observed_at, closures, actor, at = row[25:]
+            yield ClaimRecord(
+                decode_claim(row, None), subject_key, ended_by, float(storage), observed_at,
+                tuple(Closure(*c) for c in sorted(json.loads(closures))) if closures else (),
+                actor,
+            ), int(at)
 
     def restore_archived(self, scope: Scope, claim_ids: Collection[str] | None) -> list[str]:
         """Put archived rows back; see ``ArchiveStore``."""

@@ -13,11 +13,12 @@ Once it commits, ``VACUUM`` reclaims the dead row versions that still held the t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._domain.erasure import scrub
 from ..._domain.model import Scope
+from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from . import _sql
 from ._archive import Archive
@@ -185,6 +186,21 @@ class Forgetting(Archive):
                        [json.dumps(merged, sort_keys=True), tombstone_id])
             self.log_note("targets", tombstone=tombstone_id,
                           **{k: bool(v) for k, v in targets.items()})
+
+    def restore_tombstones(self, tombstones: Sequence[Mapping[str, Any]]) -> int:
+        """Put exported tombstones back; see ``GovernanceTransferStore``."""
+        with self._writing() as conn:
+            for t in tombstones:
+                if not self._exec(conn, (
+                        "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest,"
+                        " scope, erased, targets) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT (id) DO NOTHING"),
+                        [t["id"], t["at"], t["reason"], t["requested_by"], t["subject_digest"],
+                         json.dumps(t["scope"], sort_keys=True),
+                         json.dumps(t["erased"], sort_keys=True),
+                         json.dumps(t["targets"], sort_keys=True)]).rowcount:
+                    raise StoreError(f"tombstone {t['id']!r:.60} is in this store already")
+        return len(tombstones)
 
 
 def _like(name: str) -> str:

@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
 from ..._domain.model import Scope
+from ..._errors import StoreError
 from .._transfer import ClaimRecord
 from ..sqlite._rows import claim_rowid
 from . import _sql
@@ -49,9 +50,9 @@ def _trigger(table: str, event: str, name: str, select: str) -> tuple[str, str]:
             "DELETE": "REFERENCING OLD TABLE AS old_rows",
             "UPDATE": "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"}[event]
     return (
-        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         f" INSERT INTO log_pending (op, row) {select}; RETURN NULL; END $$",
-        f"CREATE TRIGGER {name} AFTER {event} ON {table} {rows}"
+        f"CREATE OR REPLACE TRIGGER {name} AFTER {event} ON {table} {rows}"
         f" FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
     )
 
@@ -154,7 +155,11 @@ class WriteLog(Transfer):
                 self._writer.execute(
                     "INSERT INTO log_keys (store_id, secret) VALUES (%s, %s)"
                     " ON CONFLICT DO NOTHING", [secrets.token_hex(16), secrets.token_hex(32)])
-        ((store_id, secret),) = self._query("SELECT store_id, secret FROM log_keys")
+        try:  # a read-only store of a schema made before the log: refused, named
+            ((store_id, secret),) = self._query("SELECT store_id, secret FROM log_keys")
+        except StoreError:
+            super().close()  # the connections (the subclass's own parts are not made yet)
+            raise
         self._log_ids = (str(store_id), str(secret))
 
     # -- writing --------------------------------------------------------------------------
@@ -258,6 +263,24 @@ class WriteLog(Transfer):
         return [(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5]) for r in self._query(
             "SELECT seq, at, actor, action, body, hash FROM write_log"
             " WHERE seq > %s ORDER BY seq LIMIT %s", [after, limit])]
+
+    def foreign_logs(self) -> list[tuple[str, tuple[int, int, str, str, str, str]]]:
+        """The write logs of other stores an import brought in, by store and ``seq``."""
+        return [(str(r[0]), (int(r[1]), int(r[2]), r[3], r[4], r[5], r[6])) for r in self._query(
+            "SELECT source, seq, at, actor, action, body, hash FROM imported_log"
+            " ORDER BY source, seq")]
+
+    def restore_logs(self, records: Sequence[tuple[str, tuple[int, int, str, str, str, str]]]) -> int:
+        """Keep other stores' log records (checked chains); a record this store holds for
+        that store and ``seq`` already is refused (``StoreError``)."""
+        with self._writing() as conn:
+            for source, record in records:
+                if not self._exec(conn, (
+                        "INSERT INTO imported_log (source, seq, at, actor, action, body, hash)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"),
+                        [source, *record]).rowcount:
+                    raise StoreError(f"log record {record[0]} of store {source!r:.40} is here already")
+        return len(records)
 
     def claim_actor(self, claim_id: str) -> str | None:
         """The actor the write of claim ``claim_id`` named (``actor=``, or an import's

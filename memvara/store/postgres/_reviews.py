@@ -10,12 +10,13 @@ review is open on the value, new grounds join it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._domain.model import Scope
 from ..._domain.review import Review, review_id, review_rowid
 from ..._domain.time import from_micros
+from ..._errors import StoreError
 from . import _sql
 from ._forget import Forgetting
 from ._log import ensure_tables
@@ -149,3 +150,68 @@ class Reviews(Forgetting):
                        " claim = %s WHERE rowid = %s AND status = 'open'",
                        [status, at, decided_by, claim, review_rowid(review)])
             self.log_note("review", id=review, decision=status)
+
+    # -- export and import --------------------------------------------------------------
+    def dump_reviews(self, scope: Scope) -> list[dict[str, Any]]:
+        """Every review of ``scope``'s subtree with its evidence, and the evidence no
+        review holds yet (``review`` ``None``), as plain values; see
+        ``GovernanceTransferStore``."""
+        where, params = _sql.scope_subtree(scope)
+        out: list[dict[str, Any]] = []
+        for row in self._query(
+                f"SELECT rowid, {_LEVELS}, subject, subject_key, predicate, object, object_key,"
+                " polarity, held, opened_at, status, closed_at, decided_by, claim FROM reviews"
+                f" WHERE {where} ORDER BY rowid", params):
+            out.append({"id": review_id(row[0]), "scope": _scope(row[1:5]), "subject": row[5],
+                        "subject_key": row[6], "predicate": row[7], "object": row[8],
+                        "object_key": row[9], "polarity": row[10], "held": json.loads(row[11]),
+                        "opened_at": row[12], "status": row[13], "closed_at": row[14],
+                        "decided_by": row[15], "claim": row[16]})
+        for row in self._query(
+                f"SELECT review, {_LEVELS}, subject_key, predicate, object_key, polarity, ground,"
+                f" observed_at, actor FROM evidence WHERE {where} ORDER BY rowid", params):
+            out.append({"review": None if row[0] is None else review_id(row[0]),
+                        "scope": _scope(row[1:5]), "subject_key": row[5], "predicate": row[6],
+                        "object_key": row[7], "polarity": row[8], "ground": row[9],
+                        "observed_at": row[10], "actor": row[11]})
+        return out
+
+    def restore_reviews(self, records: Sequence[Mapping[str, Any]]) -> int:
+        """Inside an import's transaction: put reviews (``id``) and evidence (``ground``)
+        back as exported; a review id or a ground held already is a ``StoreError``."""
+        with self._writing() as conn:
+            for r in records:
+                levels = [r["scope"][k] or "" for k in ("tenant", "user", "agent", "session")]
+                if "ground" in r:
+                    cursor = self._exec(conn, (
+                        "INSERT INTO evidence (s_tenant, s_user, s_agent, s_session,"
+                        " subject_key, predicate, object_key, polarity, ground, observed_at,"
+                        " actor, review) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT DO NOTHING"),
+                        [*levels, r["subject_key"], r["predicate"], r["object_key"],
+                         r["polarity"], r["ground"], r["observed_at"], r["actor"],
+                         None if r["review"] is None else review_rowid(r["review"])])
+                else:
+                    cursor = self._exec(conn, (
+                        "INSERT INTO reviews (rowid, s_tenant, s_user, s_agent, s_session,"
+                        " subject, subject_key, predicate, object, object_key, polarity, held,"
+                        " opened_at, status, closed_at, decided_by, claim) VALUES"
+                        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT DO NOTHING"),
+                        [review_rowid(r["id"]), *levels, r["subject"], r["subject_key"],
+                         r["predicate"], r["object"], r["object_key"], r["polarity"],
+                         json.dumps(r["held"]), r["opened_at"], r["status"], r["closed_at"],
+                         r["decided_by"], r["claim"]])
+                if not cursor.rowcount:
+                    raise StoreError("a review or a ground of it is in this store already")
+            # reviews put back at their own rowids: new ones are numbered after them
+            self._exec(conn, "SELECT setval(pg_get_serial_sequence('reviews', 'rowid'), max(rowid))"
+                       " FROM reviews HAVING max(rowid) IS NOT NULL")
+        return len(records)
+
+
+_LEVELS = "s_tenant, s_user, s_agent, s_session"
+
+
+def _scope(levels: Sequence[str]) -> dict[str, str | None]:
+    return dict(zip(("tenant", "user", "agent", "session"), (v or None for v in levels)))
