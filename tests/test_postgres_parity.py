@@ -6,6 +6,13 @@ and purges in several scopes. After each step every read is compared: listings i
 state and at past instants, counts, histories, ``why()``, neighbourhoods, stats, the
 text candidates (ids and BM25 scores, which must be the same doubles: FTS5's tokens and
 arithmetic), the vector candidates (cosines to float32 rounding) and ``search()``.
+
+These stores stay under ``PLAN_MIN_ROWS`` (2,048) rows, where both backends run the
+exact query: the lists are the exact BM25 ranking on both. Past it both plan the text
+search the same way (``store/sqlite/_bm25.py``, ``store/postgres/_plan.py``), which
+leaves floor words out of the scores and may fill the tail from a window:
+``tests/test_postgres_plan.py`` asserts the planned lists are still equal, ids and
+scores with ``==``, and shows where they differ from the exact ranking.
 """
 
 from __future__ import annotations
