@@ -6,7 +6,11 @@ inserted, scrubbed or deleted, by calling a Python function that appends to the 
 pending list (a savepoint's rollback drops what it undid), and ``_seal`` (which
 ``Connections`` runs just before every outermost ``COMMIT``) folds what the transaction
 noted into one record, chained to the last (``_domain/ledger.py``), in the same
-transaction: one statement, the record's insert. So a write path added later is logged without knowing the log exists; what
+transaction: one statement, the record's insert. (The list is cut back on a transaction's
+or savepoint's rollback; a single statement that SQLite undoes on its own after its
+triggers ran, an error caught inside a transaction that then commits anyway, would leave
+its rows in the list, where a temporary table's rows went with it. No write path here
+catches such an error and goes on.) So a write path added later is logged without knowing the log exists; what
 it knows that the rows do not (that it was a correction, a revert, a review's decision)
 it adds with ``log_note``. The API verb and the actor come from ``logged()``, which the
 facade holds around each call on the calling thread.
