@@ -16,6 +16,7 @@ import pytest
 from memvara import STATES, Claim, Memvara, NullLLM, Scope
 from memvara.store import TimeQuery
 from memvara._domain.time import to_micros
+from memvara.store.sqlite._bm25 import PLAN_MIN_ROWS
 
 from .conftest import Clock
 from .postgres_server import drop_schemas, fresh_schema, pg_dsn
@@ -51,6 +52,9 @@ def fill(mem: Memvara) -> None:
                 Claim(f"user_{n}", "speaks", f"{green}lang_l{n % 7}"),
             ])
         mem.scope(user=user).remember_many(batch)
+        mem.scope(user=user).add([  # 2,200 turns: episodes plan too
+            f"{'green ' if s < 540 else ''}user_{s * 2 + (user == 'u2')} lives here"
+            for s in range(SUBJECTS)])
     mem.search("warm up")
 
 
@@ -90,6 +94,22 @@ def test_both_backends_plan_the_same_list(
             assert found == pg.store.search_claims_text(scope, tq, states, None, terms, limit)
             if terms[-1] != "nothing_matches_this":
                 assert found, terms
+
+
+@pytest.mark.parametrize("terms", QUESTIONS, ids=" ".join)
+def test_turns_plan_the_same_list_on_both_backends(
+    pair: tuple[Memvara, Memvara], terms: list[str]
+) -> None:
+    lite, pg = pair
+    tq = _tq(lite)
+    assert sum(pg.store.stats(Scope(user=u), tq.known_at)["episodes"]
+               for u in ("u1", "u2")) >= PLAN_MIN_ROWS
+    matched = 0
+    for scope in (Scope(user="u1"), Scope(user="u2")):
+        found = lite.store.search_episodes_text(scope, tq, terms, 7)
+        assert found == pg.store.search_episodes_text(scope, tq, terms, 7)
+        matched += len(found)
+    assert matched or terms[-1] == "nothing_matches_this", terms
 
 
 def _exact(pg: Memvara, terms: list[str], scope: Scope, limit: int) -> list[tuple[str, float]]:
