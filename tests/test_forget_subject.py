@@ -94,6 +94,18 @@ def test_only_the_callers_scope_and_those_beneath_it_are_reached(mem: Memvara) -
     assert [c.object for c in mem.get_all(user="u2")] == ["Rome", "Oslo"]
 
 
+def test_a_claim_derived_from_an_archived_one_alone_is_erased(mem: Memvara, clock: Clock) -> None:
+    """Only the archive names the subject: what was derived from it goes all the same."""
+    old = mem.remember(NAME, "speaks", "Esperanto", valid_from=clock.now - timedelta(days=2),
+                       valid_to=clock.now - timedelta(hours=1)).added[0]
+    mem.remember("report", "mentions", "grammar", sources=[old.id])
+    clock.advance(days=60)
+    assert mem.prune(timedelta(days=30))["ended"] == 1
+    manifest = mem.forget_subject(NAME, reason="r", requested_by="q")
+    assert (manifest.claims, manifest.archived) == (1, 1)
+    assert mem.get_all(states=("live", "ended", "retired")) == []
+
+
 def test_a_surviving_claim_loses_its_reference_to_an_erased_one(mem: Memvara, clock: Clock) -> None:
     gone = mem.remember(NAME, "lives_in", "Porto").added[0]
     survivor = mem.supersede(gone.id, Claim("ann", "lives_in", "Porto")).added[0]

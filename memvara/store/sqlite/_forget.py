@@ -51,8 +51,10 @@ class Forgetting(Erasure):
             if not grew and conn.execute(f"SELECT 1 FROM claims_archive WHERE {where} AND {named}"
                                          " LIMIT 1", [*params, *keys, *keys]).fetchone() is None:
                 return None  # nothing names it: nothing is written
-            archived_ids = json.dumps([r[0] for r in conn.execute(
-                f"SELECT id FROM claims_archive WHERE {where} AND {named}", [*params, *keys, *keys])])
+            archived_list = [r[0] for r in conn.execute(
+                f"SELECT id FROM claims_archive WHERE {where} AND {named}", [*params, *keys, *keys])]
+            archived_ids = json.dumps(archived_list)
+            grew = grew or len(archived_list)  # an archived claim alone has derivations too
             while grew:  # what was derived from them: claims citing an erased claim
                 grew = conn.execute(
                     f"INSERT OR IGNORE INTO {_PICKED} SELECT s.claim_rowid FROM claim_sources s"
