@@ -19,6 +19,7 @@ from ..._domain.time import from_micros
 from ..._errors import StoreError
 from . import _sql
 from ._core import StoreCore
+from .._review_rows import EVIDENCE_COLUMNS, REVIEW_COLUMNS, evidence_record, review_record
 from ._log import note
 
 __all__ = ["Reviews"]
@@ -114,24 +115,11 @@ class Reviews(StoreCore):
         review holds yet (``review`` ``None``), as plain values; see
         ``GovernanceTransferStore``."""
         where, params = _sql.scope_subtree(scope)
-        out: list[dict[str, Any]] = []
-        for row in self._query(
-                f"SELECT rowid, {_LEVELS}, subject, subject_key, predicate, object, object_key,"
-                " polarity, held, opened_at, status, closed_at, decided_by, claim FROM reviews"
-                f" WHERE {where} ORDER BY rowid", params):
-            out.append({"id": review_id(row[0]), "scope": _scope(row[1:5]), "subject": row[5],
-                        "subject_key": row[6], "predicate": row[7], "object": row[8],
-                        "object_key": row[9], "polarity": row[10], "held": json.loads(row[11]),
-                        "opened_at": row[12], "status": row[13], "closed_at": row[14],
-                        "decided_by": row[15], "claim": row[16]})
-        for row in self._query(
-                f"SELECT review, {_LEVELS}, subject_key, predicate, object_key, polarity, ground,"
-                f" observed_at, actor FROM evidence WHERE {where} ORDER BY rowid", params):
-            out.append({"review": None if row[0] is None else review_id(row[0]),
-                        "scope": _scope(row[1:5]), "subject_key": row[5], "predicate": row[6],
-                        "object_key": row[7], "polarity": row[8], "ground": row[9],
-                        "observed_at": row[10], "actor": row[11]})
-        return out
+        reviews = self._query(f"SELECT {REVIEW_COLUMNS} FROM reviews WHERE {where}"
+                              " ORDER BY rowid", params)
+        evidence = self._query(f"SELECT {EVIDENCE_COLUMNS} FROM evidence WHERE {where}"
+                               " ORDER BY rowid", params)
+        return [*map(review_record, reviews), *map(evidence_record, evidence)]
 
     def restore_reviews(self, records: Sequence[Mapping[str, Any]]) -> int:
         """Inside an import's transaction: put reviews (``id``) and evidence (``ground``)
@@ -161,10 +149,3 @@ class Reviews(StoreCore):
             except sqlite3.IntegrityError as exc:
                 raise StoreError(f"a review or a ground of it is in this store already ({exc})") from None
         return len(records)
-
-
-_LEVELS = "s_tenant, s_user, s_agent, s_session"
-
-
-def _scope(levels: Sequence[str]) -> dict[str, str | None]:
-    return dict(zip(("tenant", "user", "agent", "session"), (v or None for v in levels)))
