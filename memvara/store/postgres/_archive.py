@@ -15,8 +15,8 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..._domain.model import Claim, Scope
-from .._transfer import ClaimRecord, Closure
-from ..sqlite._rows import claim_rowid, decode_claim
+from .._transfer import ClaimRecord
+from ..sqlite._rows import ARCHIVED_COLUMNS, archived_record, claim_rowid, decode_claim
 from . import _sql
 from ._log import WriteLog, ensure_tables
 from ._writes import CLAIM_COLUMNS
@@ -123,16 +123,9 @@ class Archive(WriteLog):
         """The archive of ``scope``'s subtree as export records, row order, each with when
         it was archived; see ``GovernanceTransferStore``."""
         where, params = _sql.scope_subtree(scope)
-        for row in self._query(
-                f"SELECT {CLAIM_COLUMNS}, subject_key, ended_by, salience_base, observed_at,"
-                " closures, (SELECT actor FROM claim_log WHERE claim_rowid = claims_archive.rowid),"
-                f" archived_at FROM claims_archive WHERE {where} ORDER BY rowid", params):
-            subject_key, ended_by, storage, observed_at, closures, actor, at = row[25:]
-            yield ClaimRecord(
-                decode_claim(row, None), subject_key, ended_by, float(storage), observed_at,
-                tuple(Closure(*c) for c in sorted(json.loads(closures))) if closures else (),
-                actor,
-            ), int(at)
+        for row in self._query(f"SELECT {CLAIM_COLUMNS}, {ARCHIVED_COLUMNS} FROM claims_archive"
+                               f" WHERE {where} ORDER BY rowid", params):
+            yield archived_record(row)
 
     def restore_archived(self, scope: Scope, claim_ids: Collection[str] | None) -> list[str]:
         """Put archived rows back; see ``ArchiveStore``."""

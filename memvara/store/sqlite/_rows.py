@@ -17,6 +17,7 @@ from typing import Any
 from ..._domain.entities import entity_key
 from ..._domain.model import Claim, Scope, assemble_claim, assemble_scope
 from ..._domain.time import from_micros, to_micros
+from .._transfer import ClaimRecord, Closure
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -323,3 +324,23 @@ def retired(claim: Claim, at: int, by: str | None) -> Claim:
         claim.meta, claim.scope, claim.id, claim.valid_to_known_at, claim.observations,
         claim.salience,
     )
+
+
+ARCHIVED_COLUMNS = (
+    "subject_key, ended_by, salience_base, observed_at, closures,"
+    " (SELECT actor FROM claim_log WHERE claim_rowid = claims_archive.rowid), archived_at"
+)
+"""What ``archived_record`` reads from a ``claims_archive`` row after the claim's own
+columns (``CLAIM_COLUMNS``, 25 of them), in order."""
+
+
+def archived_record(row: Sequence[Any]) -> tuple[ClaimRecord, int]:
+    """One archived row as an export record, with when it was archived: the same on
+    every backend (the PostgreSQL store reads its archive with it too)."""
+    subject_key, ended_by, storage, observed_at, closures, actor, at = row[25:]
+    return ClaimRecord(
+        decode_claim(row, None), subject_key, ended_by, float(storage), observed_at,
+        tuple(Closure(*c) for c in sorted(json.loads(closures))) if closures else (),
+        actor,
+    ), int(at)
+
