@@ -1,14 +1,20 @@
-"""Write and read throughput of a file-backed ``Memvara`` at several store sizes.
+"""Write and read throughput of a file-backed ``Memvara`` at several store sizes,
+and of a PostgreSQL-backed one beside it.
 
 Run::
 
     python bench/perf.py [--sizes 8000,100000] [--repeats 5] [--layouts root,users]
                          [--dir DIR] [--json PATH] [--profile] [--write-log on|off]
+                         [--store sqlite,postgres] [--dsn DSN] [--keep]
+                         [--writers 1,2,4] [--writer-writes 150]
 
-For every layout and size N it fills a fresh file store (``Memvara(path)``, default
-``HashingEmbedder()``, a deterministic clock) with N claims through ``remember_many``
-(5,000 claims a call), then measures, each as a median over ``--repeats`` samples with
-the min-max spread:
+For every store kind (``--store``: ``sqlite``, the default, a file store
+``SQLiteStore(path)``; ``postgres``, a ``PostgresStore`` in a fresh schema
+``bench_perf_<layout>_<N>`` of the server ``--dsn`` or ``$MEMVARA_TEST_PG_DSN`` names,
+dropped after the run unless ``--keep``), every layout and size N it fills a fresh store
+(default ``HashingEmbedder()``, a deterministic clock) with N claims through
+``remember_many`` (5,000 claims a call), then measures, each as a median over
+``--repeats`` samples with the min-max spread:
 
 * ``remember()`` one call at a time, on fresh slots and on revising ONE slots (claims/s);
 * one ``remember_many()`` call of 5,000 fresh claims (claims/s);
@@ -17,7 +23,12 @@ the min-max spread:
   then skipped as a duplicate), two in five are first-person facts the rules read, two in
   five are questions and remarks no rule reads (counted as unextracted);
 * ``get_all()``, ``count()``, ``history()`` and ``stats()`` latency (ms);
-* bytes on disk per claim (every file in ``SQLiteStore.FILE_SUFFIXES``, after ``close()``).
+* bytes on disk per claim (every file in ``SQLiteStore.FILE_SUFFIXES``, after ``close()``;
+  on PostgreSQL ``pg_total_relation_size`` of the schema's tables, WAL not counted);
+* aggregate writes/s of 1, 2 and 4 writer processes (``--writers``) racing on the filled
+  store, each making ``--writer-writes`` single ``remember()`` calls at the root scope with
+  the system clock (``bench/writers.py``'s race; one write in ten contends for one shared
+  single-valued slot, checked to end with one live value).
 
 The data: subjects ``user_0 .. user_{N/10-1}``, ten claims each, written in three rounds
 (years 2020, 2021, 2022 of valid time): ``lives_in`` (ONE, three values: two are ended by
@@ -34,9 +45,9 @@ settle against:
   deployment). Reads run at one user's scope, so ``get_all()``/``count()`` see that user's
   seven live claims; nothing is at the root, so no API call counts the whole store.
 
-A layout's stores are all filled first; then each write measure runs its samples
-round-robin across the sizes (sample ``i`` of every size before sample ``i + 1``, the
-order flipped each round). This machine's speed drifts by up to 1.7x over minutes, and a
+A layout's stores (every kind and size) are all filled first; then each write measure runs
+its samples round-robin across them (sample ``i`` of every store before sample ``i + 1``,
+the order flipped each round). This machine's speed drifts by up to 1.7x over minutes, and a
 size measured minutes after another would compare the minutes, not the code: the
 flatness rows (rate at the largest size over the smallest) need both sizes measured
 under the same drift.
@@ -65,6 +76,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import _pgstore
+import writers
 from _report import environment, save_rows, tally
 
 from memvara import Claim, DegradedExtractionWarning, Memvara, Scope, SQLiteStore
@@ -74,6 +87,7 @@ warnings.simplefilter("ignore", DegradedExtractionWarning)  # no model here, on 
 BATCH = 5_000
 SINGLE_CALLS = 500
 LAYOUTS = ("root", "users")
+STORES = ("sqlite", "postgres")
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 DATA_EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
 REVISE_EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -118,6 +132,7 @@ class Row:
     target: str
     passed: bool | None  # None: informational, no target applies
     note: str = ""
+    store: str = "sqlite"
     median: float = 0.0
     low: float = 0.0
     high: float = 0.0
@@ -134,10 +149,11 @@ class Built:
     """A filled store and what filling it cost."""
 
     mem: Memvara
-    path: str
+    path: str  # the SQLite file, or the PostgreSQL schema
     clock: CounterClock
     n: int
     requested: int
+    store: str = "sqlite"
     subjects: int = 1  # subjects holding at least one claim
     batch_rates: list[float] = field(default_factory=list)  # full batches only
     seconds: float = 0.0
@@ -190,17 +206,23 @@ def _rounds(n: int, layout: str) -> Iterator[list[Claim]]:
 
 
 WRITE_LOG = True
-"""Whether the stores keep the write log (``--write-log off`` measures what it costs)."""
+"""Whether the SQLite stores keep the write log (``--write-log off`` measures what it
+costs; a PostgreSQL store always keeps it)."""
+DSN: str | None = None
+"""The PostgreSQL server of ``--store postgres``."""
 
 
-def _open(path: str, clock: CounterClock) -> Memvara:
+def _open(store: str, path: str, clock: CounterClock) -> Memvara:
+    if store == "postgres":
+        assert DSN is not None  # _parse requires one
+        return Memvara(store=_pgstore.open_store(DSN, path), clock=clock)
     return Memvara(store=SQLiteStore(path, write_log=WRITE_LOG), clock=clock)
 
 
-def _build(path: str, n: int, layout: str, cap_s: float) -> Built:
+def _build(store: str, path: str, n: int, layout: str, cap_s: float) -> Built:
     clock = CounterClock()
-    mem = _open(path, clock)
-    built = Built(mem=mem, path=path, clock=clock, n=0, requested=n)
+    mem = _open(store, path, clock)
+    built = Built(mem=mem, path=path, clock=clock, n=0, requested=n, store=store)
     started = time.perf_counter()
     for batch in _rounds(n, layout):
         t0 = time.perf_counter()
@@ -276,16 +298,23 @@ def _measure_static(built: Built, layout: str, cfg: Settings) -> list[Row]:
         f" last {built.batch_rates[-1]:,.0f}/s" + (f"; {note}" if note else ""),
     ))
 
-    # bytes on disk, after close() has checkpointed the WAL
-    mem.close()
-    apparent, allocated = _disk_bytes(built.path)
-    rows.append(Row("bytes on disk / claim (apparent size)", layout, n, "B/claim",
-                    [apparent / n], f"<= {TARGET_BYTES:,.0f}", apparent / n <= TARGET_BYTES,
-                    f"{apparent / 2**20:,.1f} MiB total; .vecs grows by an eighth"))
-    rows.append(Row("bytes on disk / claim (allocated blocks)", layout, n, "B/claim",
-                    [allocated / n], f"<= {TARGET_BYTES:,.0f}", allocated / n <= TARGET_BYTES,
-                    f"{allocated / 2**20:,.1f} MiB total"))
-    mem = built.mem = _open(built.path, built.clock)
+    if built.store == "postgres":
+        assert DSN is not None
+        used = _pgstore.schema_bytes(DSN, built.path)
+        rows.append(Row("bytes on disk / claim (pg_total_relation_size)", layout, n, "B/claim",
+                        [used / n], f"<= {TARGET_BYTES:,.0f}", used / n <= TARGET_BYTES,
+                        f"{used / 2**20:,.1f} MiB total: the schema's tables, TOAST and"
+                        " indexes; the server's WAL not counted"))
+    else:  # bytes on disk, after close() has checkpointed the WAL
+        mem.close()
+        apparent, allocated = _disk_bytes(built.path)
+        rows.append(Row("bytes on disk / claim (apparent size)", layout, n, "B/claim",
+                        [apparent / n], f"<= {TARGET_BYTES:,.0f}", apparent / n <= TARGET_BYTES,
+                        f"{apparent / 2**20:,.1f} MiB total; .vecs grows by an eighth"))
+        rows.append(Row("bytes on disk / claim (allocated blocks)", layout, n, "B/claim",
+                        [allocated / n], f"<= {TARGET_BYTES:,.0f}",
+                        allocated / n <= TARGET_BYTES, f"{allocated / 2**20:,.1f} MiB total"))
+        mem = built.mem = _open(built.store, built.path, built.clock)
 
     # reads, before any measured write touches the store
     k = subjects // 2
@@ -325,7 +354,7 @@ class WriteMeasure:
 
     name: str
     unit: str
-    target: float
+    target: float | None  # None: informational
     what: str
     sample: Callable[[int], float]
 
@@ -431,10 +460,35 @@ def _interleave(
         for i, (built, measures) in enumerate(stores):
             measure = measures[m]
             med = statistics.median(samples[i])
+            target = measure.target
             out[i].append(Row(measure.name, layout, built.n, measure.unit, samples[i],
-                              f">= {measure.target:,.0f}", med >= measure.target,
-                              _join(measure.what, _note(built))))
+                              "info" if target is None else f">= {target:,.0f}",
+                              None if target is None else med >= target,
+                              _join(measure.what, _note(built)), built.store))
     return out
+
+
+def _writer_measures(built: Built, tag: str, counts: Sequence[int],
+                     writes: int) -> list[WriteMeasure]:
+    """Aggregate writes/s of ``count`` writer processes racing on the filled store, one
+    row per count (``bench/writers.py``'s race). Each process opens the store itself and
+    writes with the system clock, which is why these rows run after every other write."""
+    def race(count: int) -> Callable[[int], float]:
+        def sample(rep: int) -> float:
+            rate = writers.race(built.store, built.path, DSN, count, writes,
+                                tag=f"{tag}w{count}r{rep}.")
+            with writers.open_memory(built.store, built.path, DSN) as mem:  # its clock
+                if not writers.shared_slot_has_one_value(mem):
+                    raise SystemExit(f"{built.store}: {count} writers left the shared"
+                                     " single-valued slot with other than one live value")
+            return rate
+        return sample
+
+    return [WriteMeasure(f"{count} writer process{'es' if count > 1 else ''}, remember()",
+                         "writes/s", None,
+                         f"{writes} calls each, all processes together; the shared slot ends"
+                         " with one live value", race(count))
+            for count in counts]
 
 
 def _chat_turn(tag: str, i: int) -> str:
@@ -472,17 +526,18 @@ def _flatness(rows: Sequence[Row], layouts: Sequence[str]) -> list[Row]:
     rates = ("remember() 1 call/claim, fresh slot", "remember() 1 call/claim, revise ONE slot",
              "remember_many() 5,000 fresh claims/call", "add() 1 turn/call, NullLLM",
              f"add() {ADD_BATCH} turns/call, NullLLM")
-    for layout in layouts:
-        for measure in rates:
-            found = sorted((r for r in rows if r.layout == layout and r.measure == measure),
-                           key=lambda r: r.n)
-            if len(found) < 2:
-                continue
-            small, large = found[0], found[-1]
-            ratio = large.median / small.median
-            out.append(Row(f"flatness: {measure}", layout, large.n, "ratio", [ratio],
-                           f">= {TARGET_FLAT:.2f}", ratio >= TARGET_FLAT,
-                           f"median at N={large.n:,} / median at N={small.n:,}"))
+    for store in dict.fromkeys(r.store for r in rows):
+        for layout in layouts:
+            for measure in rates:
+                found = sorted((r for r in rows if r.store == store and r.layout == layout
+                                and r.measure == measure), key=lambda r: r.n)
+                if len(found) < 2:
+                    continue
+                small, large = found[0], found[-1]
+                ratio = large.median / small.median
+                out.append(Row(f"flatness: {measure}", layout, large.n, "ratio", [ratio],
+                               f">= {TARGET_FLAT:.2f}", ratio >= TARGET_FLAT,
+                               f"median at N={large.n:,} / median at N={small.n:,}", store))
     return out
 
 
@@ -495,15 +550,15 @@ def _fmt(value: float, unit: str) -> str:
 
 
 def _table(rows: Sequence[Row]) -> str:
-    head = ("| measure | layout | N | median | spread (min-max) | unit | samples | target"
-            " | result | notes |")
-    lines = [head, "|" + "---|" * 10]
+    head = ("| store | measure | layout | N | median | spread (min-max) | unit | samples"
+            " | target | result | notes |")
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         spread = (f"{_fmt(r.low, r.unit)} - {_fmt(r.high, r.unit)}"
                   if len(r.samples) > 1 else "-")
         result = "info" if r.passed is None else ("PASS" if r.passed else "FAIL")
         lines.append(
-            f"| {r.measure} | {r.layout} | {r.n:,} | {_fmt(r.median, r.unit)} | {spread}"
+            f"| {r.store} | {r.measure} | {r.layout} | {r.n:,} | {_fmt(r.median, r.unit)} | {spread}"
             f" | {r.unit} | {len(r.samples)} | {r.target} | {result} | {r.note} |"
         )
     return "\n".join(lines)
@@ -521,7 +576,7 @@ def _profile(built: Built, layout: str, top: int) -> str:
         prof.enable()
         mem.remember(f"prof_{i}", "lives_in", CITIES[i % len(CITIES)], user=_scope_kw(layout, s))
         prof.disable()
-    out.write(f"\n### profile: {calls} x remember() (fresh slot), layout={layout},"
+    out.write(f"\n### profile: {calls} x remember() (fresh slot), {built.store}, layout={layout},"
               f" N={built.n:,} (divide times by {calls} for one call)\n\n")
     pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
     claims = [Claim(f"profbulk_{i // 4}", ("lives_in", "works_at", "likes", "speaks")[i % 4],
@@ -531,7 +586,8 @@ def _profile(built: Built, layout: str, top: int) -> str:
     prof.enable()
     mem.remember_many(claims)
     prof.disable()
-    out.write(f"\n### profile: 1 x remember_many({BATCH:,} fresh claims), layout={layout},"
+    out.write(f"\n### profile: 1 x remember_many({BATCH:,} fresh claims), {built.store},"
+              f" layout={layout},"
               f" N={built.n:,}\n\n")
     pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
     return out.getvalue()
@@ -556,6 +612,17 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--profile", action="store_true",
                    help="cProfile remember() and remember_many() at the largest size")
     p.add_argument("--profile-top", type=int, default=15, help="functions per profile")
+    p.add_argument("--store", default="sqlite",
+                   help="sqlite (default), postgres, or both (sqlite,postgres), side by side")
+    p.add_argument("--dsn", default=_pgstore.default_dsn(),
+                   help=f"the PostgreSQL server of --store postgres (default ${_pgstore.DSN_VARIABLE})")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the PostgreSQL schemas bench_perf_<layout>_<N> after the run")
+    p.add_argument("--writers", default="1,2,4",
+                   help="writer processes racing on each filled store, one row per count"
+                        " (default 1,2,4; 0 for none)")
+    p.add_argument("--writer-writes", type=int, default=150,
+                   help="remember() calls each writer process makes per sample (default 150)")
     args = p.parse_args(argv)
     try:
         args.size_list = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
@@ -568,20 +635,52 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"--layouts takes a subset of {','.join(LAYOUTS)}")
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
+    args.store_list = [s.strip() for s in args.store.split(",") if s.strip()]
+    if not args.store_list or any(s not in STORES for s in args.store_list):
+        p.error(f"--store takes a subset of {','.join(STORES)}")
+    if "postgres" in args.store_list and not args.dsn:
+        p.error(f"--store postgres needs --dsn or ${_pgstore.DSN_VARIABLE}")
+    try:
+        args.writer_counts = [int(w) for w in args.writers.split(",") if int(w) > 0]
+    except ValueError:
+        p.error("--writers takes process counts, e.g. 1,2,4 (or 0 for none)")
+    if args.writer_writes < 10:  # one write in ten is the shared slot's
+        p.error("--writer-writes must be at least 10, so each writer writes the shared slot")
     return args
+
+
+def _location(store: str, base: str, layout: str, n: int) -> str:
+    """Where the store of (layout, N) lives, made empty: a file, or a schema dropped."""
+    if store == "postgres":
+        assert DSN is not None
+        schema = f"bench_perf_{layout}_{n}"
+        _pgstore.drop_schema(DSN, schema)
+        return schema
+    path = os.path.join(base, f"perf-{layout}-{n}.db")
+    for suffix in SQLiteStore.FILE_SUFFIXES:
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
-    global WRITE_LOG
+    global WRITE_LOG, DSN
     WRITE_LOG = args.write_log == "on"
+    DSN = args.dsn
     cfg = Settings(args.repeats, args.build_cap_s, args.sample_cap_s, args.row_budget_s)
     env = environment()
     print("# memvara perf\n")
     for key, value in env.items():
         print(f"- {key}: `{value}`" if key == "command" else f"- {key}: {value}")
-    print("- store: file (`Memvara(path)`), HashingEmbedder(512), clock 2026-01-01 UTC +1 ms/call,"
-          f" write log {args.write_log}")
+    if "sqlite" in args.store_list:
+        print("- sqlite: file (`SQLiteStore(path)`), HashingEmbedder(512), clock 2026-01-01 UTC"
+              f" +1 ms/call, write log {args.write_log}")
+    if "postgres" in args.store_list:
+        assert DSN is not None
+        print(f"- postgres: `PostgresStore(dsn, schema='bench_perf_<layout>_<N>')` on"
+              f" {_pgstore.server_versions(DSN)}, the same embedder and clock, write log on"
+              f" (always); schemas {'kept' if args.keep else 'dropped after the run'}")
     print("- data: subjects user_0..user_{N/10-1}, 10 claims each in 3 rounds (valid 2020/21/22):"
           " lives_in x3 (ONE), works_at x2 (ONE), likes x3 (MANY), speaks x2 (MANY);"
           " 70% live, 30% ended by supersession; filled by remember_many, 5,000/call")
@@ -589,7 +688,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           " user=user_i (reads at one user's scope)")
     print(f"- caps: fill {cfg.build_cap_s:g} s, remember() sample {cfg.sample_cap_s:g} s,"
           f" row {cfg.row_budget_s:g} s; write rows grow the store between repeats"
-          " and run interleaved across sizes\n",
+          " and run interleaved across stores and sizes; writer rows: processes"
+          f" {args.writers}, {args.writer_writes} remember() each, system clock, root scope,"
+          " after every other write row\n",
           flush=True)
 
     rows: list[Row] = []
@@ -603,29 +704,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             builts: list[Built] = []
             static: list[list[Row]] = []
             try:
-                for n in args.size_list:
-                    path = os.path.join(base, f"perf-{layout}-{n}.db")
-                    for suffix in SQLiteStore.FILE_SUFFIXES:
-                        if os.path.exists(path + suffix):
-                            os.remove(path + suffix)
-                    print(f"... {layout} N={n:,}: filling", file=sys.stderr, flush=True)
-                    built = _build(path, n, layout, cfg.build_cap_s)
-                    builts.append(built)
-                    print(f"... {layout} N={built.n:,}: filled in {built.seconds:.1f} s;"
-                          " measuring reads", file=sys.stderr, flush=True)
-                    static.append(_measure_static(built, layout, cfg))
-                print(f"... {layout}: measuring writes, sizes interleaved", file=sys.stderr,
-                      flush=True)
+                for store in args.store_list:
+                    for n in args.size_list:
+                        where = _location(store, base, layout, n)
+                        print(f"... {store} {layout} N={n:,}: filling", file=sys.stderr,
+                              flush=True)
+                        built = _build(store, where, n, layout, cfg.build_cap_s)
+                        builts.append(built)
+                        print(f"... {store} {layout} N={built.n:,}: filled in"
+                              f" {built.seconds:.1f} s; measuring reads", file=sys.stderr,
+                              flush=True)
+                        static.append(_measure_static(built, layout, cfg))
+                        for row in static[-1]:
+                            row.store = store
+                print(f"... {layout}: measuring writes, stores and sizes interleaved",
+                      file=sys.stderr, flush=True)
                 writes = _interleave(
-                    [(b, _write_measures(b, layout, f"{layout}{n}", cfg))
-                     for b, n in zip(builts, args.size_list)], layout, cfg)
+                    [(b, _write_measures(b, layout, f"{layout}{b.requested}", cfg)
+                      + _writer_measures(b, f"{layout}{b.requested}", args.writer_counts,
+                                         args.writer_writes))
+                     for b in builts], layout, cfg)
                 for kept, written in zip(static, writes):
                     rows.extend(kept + written)
                 if args.profile:
-                    profiles.append(_profile(builts[-1], layout, args.profile_top))
+                    for store in args.store_list:
+                        largest = [b for b in builts if b.store == store][-1]
+                        profiles.append(_profile(largest, layout, args.profile_top))
             finally:
                 for built in builts:
                     built.mem.close()
+                    if built.store == "postgres" and not args.keep:
+                        assert DSN is not None
+                        _pgstore.drop_schema(DSN, built.path)
     finally:
         if owned is not None:
             owned.cleanup()

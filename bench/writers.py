@@ -40,34 +40,30 @@ def open_memory(store: str, where: str, dsn: str | None) -> Memvara:
 
 
 def writer(store: str, where: str, dsn: str | None, worker: int, writes: int,
-           ready: Any, go: Any, done: Any) -> None:
-    """One writer process: opens, waits for the others, writes, reports when it ended."""
+           ready: Any, go: Any, done: Any, tag: str = "") -> None:
+    """One writer process: opens, waits for the others, writes, reports when it ended.
+
+    ``tag`` makes the values new on a store an earlier race already wrote to."""
     with open_memory(store, where, dsn) as mem:
         ready.put(worker)
         go.wait()
         for i in range(writes):
             if i % 10 == 9:
-                mem.remember("Shared", "lives_in", f"Town {worker} {i}")
+                mem.remember("Shared", "lives_in", f"Town {tag}{worker} {i}")
             else:
-                mem.remember(f"Writer {worker} {i % 50}", "likes", f"tea number {i}")
+                mem.remember(f"Writer {tag}{worker} {i % 50}", "likes", f"tea number {i}")
         done.put(time.perf_counter())
 
 
-def run(store: str, writers: int, writes: int, dsn: str | None, folder: str, tag: str) -> tuple[float, bool]:
-    """Writes a second with ``writers`` processes, and whether the shared slot holds one
-    live value afterwards."""
-    if store == "sqlite":
-        where = os.path.join(folder, f"{tag}.db")
-    else:
-        import psycopg
-
-        where = f"bench_writers_{tag}"
-        with psycopg.connect(dsn, autocommit=True) as conn:  # type: ignore[arg-type]
-            conn.execute(f"DROP SCHEMA IF EXISTS {where} CASCADE")
-    open_memory(store, where, dsn).close()  # made once, before the race
+def race(store: str, where: str, dsn: str | None, writers: int, writes: int,
+         tag: str = "") -> float:
+    """Acknowledged writes a second of ``writers`` processes racing on the existing store
+    ``where`` (a SQLite path or a PostgreSQL schema), from the moment all have opened it
+    to the last one's end. Each writes ``writes`` new claims (see ``writer``)."""
     context = multiprocessing.get_context("spawn")
     ready, done, go = context.Queue(), context.Queue(), context.Event()
-    processes = [context.Process(target=writer, args=(store, where, dsn, w, writes, ready, go, done))
+    processes = [context.Process(target=writer,
+                                 args=(store, where, dsn, w, writes, ready, go, done, tag))
                  for w in range(writers)]
     for process in processes:
         process.start()
@@ -80,13 +76,34 @@ def run(store: str, writers: int, writes: int, dsn: str | None, folder: str, tag
         process.join(timeout=60)
         if process.exitcode != 0:
             raise SystemExit(f"a writer failed (exit status {process.exitcode})")
+    return writers * writes / (float(ended) - started)
+
+
+def shared_slot_has_one_value(mem: Memvara) -> bool:
+    """Whether the slot every writer contends for ends with exactly one live value."""
+    return len(mem.get_all(subject="Shared", predicate="lives_in")) == 1
+
+
+def run(store: str, writers: int, writes: int, dsn: str | None, folder: str, tag: str) -> tuple[float, bool]:
+    """Writes a second with ``writers`` processes on a fresh store, and whether the shared
+    slot holds one live value afterwards."""
+    if store == "sqlite":
+        where = os.path.join(folder, f"{tag}.db")
+    else:
+        import psycopg
+
+        where = f"bench_writers_{tag}"
+        with psycopg.connect(dsn, autocommit=True) as conn:  # type: ignore[arg-type]
+            conn.execute(f"DROP SCHEMA IF EXISTS {where} CASCADE")
+    open_memory(store, where, dsn).close()  # made once, before the race
+    rate = race(store, where, dsn, writers, writes)
     with open_memory(store, where, dsn) as mem:
-        one = len(mem.get_all(subject="Shared", predicate="lives_in")) == 1
+        one = shared_slot_has_one_value(mem)
         assert mem.count(states=("live", "ended", "retired")) == writers * writes
     if store == "postgres":  # the temp dir takes the SQLite files; the schema goes here
         with psycopg.connect(dsn, autocommit=True) as conn:  # type: ignore[arg-type]
             conn.execute(f"DROP SCHEMA {where} CASCADE")
-    return writers * writes / (ended - started), one
+    return rate, one
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,8 @@ import pytest
 
 from memvara import Memvara
 
+from .postgres_server import pg_dsn
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -25,7 +27,7 @@ def test_perf_runs_at_a_tiny_size(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "perf.py"), "--sizes", "120", "--repeats", "1",
          "--row-budget-s", "0.5", "--sample-cap-s", "0.1", "--dir", str(tmp_path / "stores"),
-         "--json", str(out)],
+         "--writers", "1", "--writer-writes", "10", "--json", str(out)],
         capture_output=True, text=True, timeout=300, check=True,
     )
     assert "| measure |" in result.stdout
@@ -34,6 +36,48 @@ def test_perf_runs_at_a_tiny_size(tmp_path: Path) -> None:
     assert any(m.startswith("remember()") for m in measures)
     assert any(m.startswith("bytes on disk") for m in measures)
     assert any(m.startswith("add()") for m in measures)
+    assert "1 writer process, remember()" in measures
+    assert {row["store"] for row in rows} == {"sqlite"}
+
+
+def test_postgres_runs_beside_sqlite_at_a_tiny_size(tmp_path: Path) -> None:
+    # The side-by-side run: both stores' rows in one table, the PostgreSQL bytes row, the
+    # writer-process rows, and the schemas dropped afterwards.
+    dsn = pg_dsn()
+    import psycopg
+
+    out = tmp_path / "perf.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "perf.py"), "--store", "sqlite,postgres",
+         "--dsn", dsn, "--sizes", "60", "--repeats", "1", "--layouts", "root",
+         "--row-budget-s", "0.2", "--sample-cap-s", "0.05", "--writers", "1,2",
+         "--writer-writes", "10", "--dir", str(tmp_path / "stores"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    assert "| store | measure |" in result.stdout
+    rows = json.loads(out.read_text())["rows"]
+    by_store = {store: {r["measure"]: r for r in rows if r["store"] == store}
+                for store in ("sqlite", "postgres")}
+    assert set(by_store["sqlite"]) - set(by_store["postgres"]) == {
+        "bytes on disk / claim (apparent size)", "bytes on disk / claim (allocated blocks)"}
+    assert set(by_store["postgres"]) - set(by_store["sqlite"]) == {
+        "bytes on disk / claim (pg_total_relation_size)"}
+    assert by_store["postgres"]["bytes on disk / claim (pg_total_relation_size)"]["median"] > 0
+    for store in by_store.values():
+        assert store["count() at root"]["note"] == "= 42: the whole store"
+        assert store["1 writer process, remember()"]["median"] > 0
+        assert store["2 writer processes, remember()"]["unit"] == "writes/s"
+    with psycopg.connect(dsn) as conn:
+        left = conn.execute("SELECT count(*) FROM pg_namespace"
+                            " WHERE nspname = 'bench_perf_root_60'").fetchone()
+    assert left == (0,)
+
+
+def test_postgres_without_a_server_is_refused_by_name() -> None:
+    with pytest.raises(SystemExit):
+        perf._parse(["--store", "postgres", "--dsn", ""])
+    with pytest.raises(SystemExit):
+        perf._parse(["--store", "mysql"])
 
 
 def test_write_samples_alternate_between_sizes_and_flip_order_each_round() -> None:
@@ -72,7 +116,7 @@ def test_two_sizes_give_flatness_rows(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, str(ROOT / "bench" / "perf.py"), "--sizes", "80,160", "--repeats", "2",
          "--layouts", "root", "--row-budget-s", "0.5", "--sample-cap-s", "0.05",
-         "--dir", str(tmp_path / "stores"), "--json", str(out)],
+         "--writers", "0", "--dir", str(tmp_path / "stores"), "--json", str(out)],
         capture_output=True, text=True, timeout=300, check=True,
     )
     rows = json.loads(out.read_text())["rows"]
