@@ -241,13 +241,14 @@ def test_everything_about_the_subject_is_erased_from_every_table(
     with opened(dsn, schema, clock) as mem:
         seeded(mem, clock)
         assert holding(NAME) >= {"claims", "claims_archive", "claim_terms", "episodes",
-                                 "episode_terms", "entity_aliases"}
+                                 "episode_terms", "entity_aliases", "term_stats"}
         manifest = mem.forget_subject(ALIAS, reason=f"request of {NAME}", requested_by="dpo",
                                       user="u1")
         assert (manifest.claims, manifest.archived, manifest.episodes_erased,
                 manifest.episodes_scrubbed, manifest.aliases) == (4, 2, 1, 1, 1)
         assert holding(NAME, ALIAS, "esperanto", "chess") == set()
-        assert holding("oslo") == {"claims", "claim_terms"}  # the sibling's claim stays
+        # the sibling's claim stays, and its words' counts
+        assert holding("oslo") == {"claims", "claim_terms", "term_stats"}
         u = mem.scope(user="u1")
         assert [e.content for e in u.episodes()] == ["ann and [erased] went hiking"]
         assert any(r.episode is not None and "[erased]" in r.episode.content

@@ -104,12 +104,11 @@ class Archive(WriteLog):
             f" SELECT {', '.join(f'claims.{c}' for c in columns.split(', '))}, a.at, {_CLOSURES}"
             " FROM claims JOIN unnest(%s::bigint[], %s::bigint[]) AS a(row, at)"
             " ON claims.rowid = a.row"), [list(rowids), list(ats)])
-        gone = self._exec(conn, "DELETE FROM claims WHERE rowid = ANY(%s) RETURNING tokens",
-                          [list(rowids)]).fetchall()
-        for table in ("claim_terms", "claim_sources", "claim_closures"):
-            column = "doc" if table == "claim_terms" else "claim_rowid"
-            self._exec(conn, f"DELETE FROM {table} WHERE {column} = ANY(%s)", [list(rowids)])
-        self._stats.append(("claims", -len(gone), -sum(int(r[0]) for r in gone)))
+        gone = self._exec(conn, "DELETE FROM claims WHERE rowid = ANY(%s)"
+                          " RETURNING rowid, tokens", [list(rowids)]).fetchall()
+        for table in ("claim_sources", "claim_closures"):
+            self._exec(conn, f"DELETE FROM {table} WHERE claim_rowid = ANY(%s)", [list(rowids)])
+        self._unindex(conn, "claims", [r[0] for r in gone], sum(int(r[1]) for r in gone))
         self._relabel(conn, "erased", "archived", rowids)
 
     def archive_restored(self, archived: Sequence[tuple[str, int]]) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..._errors import (
     StoreLockedError,
 )
 from ..._optional import require
-from ._schema import SCHEMA_VERSION, ddl
+from ._schema import SCHEMA_VERSION, ddl, upgrade
 
 __all__ = ["Connections", "HINT"]
 
@@ -65,7 +65,9 @@ class Connections:
         self._depth = 0
         self._owner: int | None = None
         self._after_commit: list[Callable[[], None]] = []
-        self._stats: list[tuple[str, int, int]] = []  # text-index deltas, applied at commit
+        # text-index deltas (table, rows, tokens, rows per token), applied at commit
+        self._stats: list[tuple[str, int, int, Mapping[str, int]]] = []
+        self._version = SCHEMA_VERSION  # as found on opening (a read-only store is not upgraded)
         self._closed = False
         self._dim: int | None = None
         self._writer = self._connect(create=True)
@@ -88,11 +90,12 @@ class Connections:
         return conn
 
     def _create(self, conn: Any) -> None:
-        """Check pgvector and the schema's version; create the schema if it is missing
-        (under an advisory lock, so two processes opening a new schema make it once)."""
+        """Check pgvector and the schema's version; create the schema if it is missing,
+        upgrade it if an older memvara made it (under an advisory lock, so two processes
+        opening a schema make or upgrade it once)."""
         with self._translated():
             if self._read_only:
-                self._check_version(conn)
+                self._version = self._check_version(conn)
                 return
             if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
                 try:
@@ -111,9 +114,13 @@ class Connections:
                     for statement in ddl():
                         conn.execute(statement)
                     return
-                self._check_version(conn)
+                version = self._check_version(conn)
+                if version < SCHEMA_VERSION:
+                    conn.execute(f"SET LOCAL search_path TO {self._schema}, public")
+                    for statement in upgrade(version):
+                        conn.execute(statement)
 
-    def _check_version(self, conn: Any) -> None:
+    def _check_version(self, conn: Any) -> int:
         """Refuse a schema a newer memvara wrote (or, read-only, one that is missing)."""
         found = conn.execute(
             "SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
@@ -127,6 +134,7 @@ class Connections:
             raise SchemaVersionError(
                 f"schema {self._schema!r} at {self._where} was written by a newer memvara"
                 f" (schema version {version}, this one reads up to {SCHEMA_VERSION})")
+        return int(version)
 
     # -- errors -------------------------------------------------------------------
     @contextmanager
@@ -253,13 +261,19 @@ class Connections:
 
     def _apply_stats(self) -> None:
         """Add the transaction's text-index deltas to this connection's shard, as its
-        last statement: a writer waits on a shard only while its holder commits, so the
-        shards never join a lock cycle with the slot locks (``_writes``)."""
+        last statements: a writer waits on a shard only while its holder commits, so the
+        shards never join a lock cycle with the slot locks (``_writes``). Every writer
+        takes the rows in one order (``text_stats`` by table, then ``term_stats`` by
+        table and token), so two sharing a shard wait for each other, never in a cycle."""
         totals: dict[str, list[int]] = {}
-        for table, docs, tokens in self._stats:
+        terms: dict[str, dict[str, int]] = {}
+        for table, docs, tokens, counts in self._stats:
             total = totals.setdefault(table, [0, 0])
             total[0] += docs
             total[1] += tokens
+            held = terms.setdefault(table, {})
+            for term, n in counts.items():
+                held[term] = held.get(term, 0) + n
         self._stats = []
         for table, (docs, tokens) in sorted(totals.items()):
             self._exec(self._writer, (
@@ -267,6 +281,52 @@ class Connections:
                 " VALUES (%s, pg_backend_pid() %% 64, %s, %s) ON CONFLICT (tbl, shard) DO UPDATE"
                 " SET docs = text_stats.docs + excluded.docs,"
                 " tokens = text_stats.tokens + excluded.tokens"), [table, docs, tokens])
+        spent: dict[str, list[str]] = {}
+        for table, counts in sorted(terms.items()):
+            changed = sorted((t, n) for t, n in counts.items() if n)
+            self._exec(self._writer, (
+                "INSERT INTO term_stats (tbl, term, shard, docs) SELECT %s, d.term,"
+                " pg_backend_pid() %% 64, d.docs FROM unnest(%s::text[], %s::bigint[])"
+                " WITH ORDINALITY AS d(term, docs, i) ORDER BY d.i"
+                " ON CONFLICT (tbl, term, shard) DO UPDATE SET docs = term_stats.docs + excluded.docs"
+            ), [table, [t for t, _ in changed], [n for _, n in changed]])
+            spent[table] = [t for t, n in changed if n < 0]
+        if any(spent.values()):
+            self._after_commit.insert(0, lambda: self._drop_spent(spent))
+
+    def _pending(self, table: str) -> tuple[int, int, dict[str, int]]:
+        """What this thread's open write has added to ``table``'s counts so far (rows,
+        tokens, rows per token): its reads see its rows, not yet their counts."""
+        docs = tokens = 0
+        terms: dict[str, int] = {}
+        if self._owner == threading.get_ident():
+            for tbl, d, t, counts in self._stats:
+                if tbl == table:
+                    docs, tokens = docs + d, tokens + t
+                    for term, n in counts.items():
+                        terms[term] = terms.get(term, 0) + n
+        return docs, tokens, terms
+
+    def _drop_spent(self, spent: Mapping[str, Sequence[str]]) -> None:
+        """After a commit that took rows off these tokens' counts: delete the counts of
+        those now held by no row (so a token of erased text leaves no trace). In its own
+        transaction, locking a token's shards first (in the order every writer takes
+        them), then deleting them only if they sum to 0: a shard row another writer adds
+        meanwhile is not among them, and deleting rows that sum to 0 changes no count."""
+        with self._lock, self._translated(), self._writer.transaction():
+            for table, tokens in sorted(spent.items()):
+                held: dict[str, list[tuple[int, int]]] = {}
+                for term, shard, docs in self._writer.execute(
+                        "SELECT term, shard, docs FROM term_stats WHERE tbl = %s"
+                        " AND term = ANY(%s) ORDER BY term, shard FOR UPDATE",
+                        [table, sorted(tokens)]).fetchall():
+                    held.setdefault(str(term), []).append((int(shard), int(docs)))
+                gone = [(term, shard) for term, rows in held.items()
+                        if sum(docs for _, docs in rows) == 0 for shard, _ in rows]
+                self._writer.execute(
+                    "DELETE FROM term_stats WHERE tbl = %s AND (term, shard) IN"
+                    " (SELECT * FROM unnest(%s::text[], %s::int[]))",
+                    [table, [t for t, _ in gone], [s for _, s in gone]])
 
     @contextmanager
     def _writing(self) -> Iterator[Any]:

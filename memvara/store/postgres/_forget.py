@@ -150,8 +150,7 @@ class Forgetting(Archive):
         changed = [(rowid, scrub(old, names), tokens) for rowid, old, tokens in rows
                    if scrub(old, names) != old]
         rowids = [c[0] for c in changed]
-        self._exec(conn, "DELETE FROM episode_terms WHERE doc = ANY(%s)", [rowids])
-        self._stats.append(("episodes", -len(changed), -sum(int(c[2]) for c in changed)))
+        self._unindex(conn, "episodes", rowids, sum(int(c[2]) for c in changed))
         lengths = self._index(conn, "episodes", rowids, [c[1] for c in changed])
         self._many(conn, "UPDATE episodes SET content = %s, content_hash = %s, tokens = %s,"
                    " emb = NULL WHERE rowid = %s",

@@ -136,10 +136,12 @@ class Reads(Writes):
         phrases = [p for p in self._tokenizer.phrases(terms) if p] if terms else []
         if not phrases:
             return []
-        planned = top_matches(self._query, table, phrases, where, params, limit)
+        pending = self._pending(table)
+        planned = top_matches(self._query, table, phrases, where, params, limit,
+                              kept=self._version >= 2, pending=pending)
         if planned is not None:
             return planned
-        sql, head = bm25_sql(table, phrases, where)
+        sql, head = bm25_sql(table, phrases, where, pending[:2])
         return [(str(key), float(score) or 0.0)
                 for key, score in self._query(sql, [*head, *params, limit])]
 

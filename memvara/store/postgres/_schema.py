@@ -4,20 +4,53 @@ Mirrors the SQLite store's columns (``store/sqlite/_migrations.py``) so the same
 codec serves both, with three differences: vectors live in the row (``emb``, pgvector's
 ``vector``, any width: the store records one in ``store_meta``), the text index is a
 side table of FTS5's own tokens (``claim_terms``/``episode_terms``, see ``_text``), and
-the statistics BM25 needs are kept as per-writer shards (``text_stats``).
+the statistics BM25 needs are kept as per-writer shards: rows and tokens per table
+(``text_stats``), rows per token (``term_stats``, schema version 2: a search reads its
+words' counts instead of counting them).
 """
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA_VERSION", "TABLES", "ddl"]
+__all__ = ["SCHEMA_VERSION", "TABLES", "ddl", "upgrade"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped by every change to the tables; a schema recording a higher one is refused."""
 
 TABLES = (
     "claims", "claim_closures", "claim_sources", "claim_terms", "episodes", "episode_terms",
-    "entity_aliases", "predicates", "extraction_backlog", "text_stats", "store_meta",
+    "entity_aliases", "predicates", "extraction_backlog", "text_stats", "term_stats",
+    "store_meta",
 )
+
+_TERM_STATS = (
+    # Rows holding each token, per text table, in the same shards as ``text_stats``; a
+    # token's count is the sum of its shards (``_plan``). Rows that sum to 0 are deleted
+    # (``Connections._drop_spent``): a token of erased text leaves nothing here.
+    """
+    CREATE TABLE term_stats (
+        tbl TEXT COLLATE "C" NOT NULL, term TEXT COLLATE "C" NOT NULL,
+        shard INTEGER NOT NULL, docs BIGINT NOT NULL, PRIMARY KEY (tbl, term, shard)
+    )
+    """,
+)
+
+
+_STEPS = {
+    2: (*_TERM_STATS, *(  # per-token counts, counted once from the term tables
+        f"INSERT INTO term_stats (tbl, term, shard, docs) SELECT '{table}', term, 0, count(*)"
+        f" FROM {terms} GROUP BY term"
+        for table, terms in (("claims", "claim_terms"), ("episodes", "episode_terms")))),
+}
+"""What each version adds to the one before it."""
+
+
+def upgrade(version: int) -> tuple[str, ...]:
+    """The statements that bring a schema at ``version`` to ``SCHEMA_VERSION`` (run in
+    the schema, under its advisory lock, in one transaction)."""
+    return (
+        *(step for v in range(version + 1, SCHEMA_VERSION + 1) for step in _STEPS[v]),
+        f"UPDATE store_meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'",
+    )
 
 
 def ddl() -> tuple[str, ...]:
@@ -134,6 +167,7 @@ def ddl() -> tuple[str, ...]:
             docs BIGINT NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (tbl, shard)
         )
         """,
+        *_TERM_STATS,
         'CREATE TABLE store_meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL)',
         f"INSERT INTO store_meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}')",
     )

@@ -62,10 +62,12 @@ class Tokenizer:
         self._conn.close()
 
 
-def bm25_sql(table: str, phrases: Sequence[Sequence[str]], where: str) -> tuple[str, list[object]]:
+def bm25_sql(table: str, phrases: Sequence[Sequence[str]], where: str,
+             pending: tuple[int, int] = (0, 0)) -> tuple[str, list[object]]:
     """The query ranking ``table``'s rows that match any phrase and pass ``where`` (its
     parameters follow these, then the limit): ``(id, score)``, best first, then by
-    insertion. ``phrases`` must hold at least one token."""
+    insertion. ``phrases`` must hold at least one token. ``pending``: the rows and
+    tokens the reader's open write added, which ``text_stats`` counts at its commit."""
     rows: list[str] = []
     params: list[object] = []
     for i, tokens in enumerate(phrases):
@@ -78,7 +80,8 @@ def bm25_sql(table: str, phrases: Sequence[Sequence[str]], where: str) -> tuple[
         f" hits AS MATERIALIZED (SELECT t.doc, q.i, min(t.tf) AS tf FROM {terms} t"
         "  JOIN q ON t.term = q.tok GROUP BY t.doc, q.i HAVING count(*) = max(q.n)),"
         " df AS (SELECT i, count(*)::float8 AS n FROM hits GROUP BY i),"
-        " st AS (SELECT sum(docs)::float8 AS rows, sum(tokens)::float8 AS toks"
+        " st AS (SELECT (coalesce(sum(docs), 0) + %s)::float8 AS rows,"
+        "  (coalesce(sum(tokens), 0) + %s)::float8 AS toks"
         "  FROM text_stats WHERE tbl = %s),"
         " w AS (SELECT df.i, CASE WHEN ln((st.rows - df.n + 0.5::float8) / (df.n + 0.5::float8))"
         "  > 0 THEN ln((st.rows - df.n + 0.5::float8) / (df.n + 0.5::float8)) ELSE 1e-6::float8"
@@ -90,4 +93,4 @@ def bm25_sql(table: str, phrases: Sequence[Sequence[str]], where: str) -> tuple[
         f" WHERE {where} GROUP BY {table}.rowid, {table}.id"
         f" ORDER BY score DESC, {table}.rowid LIMIT %s"
     )
-    return sql, [*params, table]
+    return sql, [*params, *pending, table]

@@ -40,7 +40,7 @@ _IN_SLOT = ("valid_to NULLS FIRST, recorded_at, valid_from, valid_to_known_at NU
             " revised, rowid")
 """A slot's rows in the SQLite store's index order (``claims_slot``'s later columns)."""
 _ERASED = ("claim_terms", "claim_sources", "claim_closures", "claims", "episode_terms",
-           "episodes", "extraction_backlog")
+           "episodes", "extraction_backlog", "term_stats")
 
 
 class _DryRun(Exception):
@@ -127,17 +127,15 @@ class Upkeep(Reads):
         """Delete ``table``'s rows matching ``where`` with their tokens (and, for
         claims, sources and closures; for turns, marks); how many, and how many had a
         vector."""
-        terms = "claim_terms" if table == "claims" else "episode_terms"
         gone = self._exec(conn, f"DELETE FROM {table} WHERE {where}"
                           " RETURNING rowid, tokens, emb IS NOT NULL", params).fetchall()
         rowids = [r[0] for r in gone]
-        self._exec(conn, f"DELETE FROM {terms} WHERE doc = ANY(%s)", [rowids])
+        self._unindex(conn, table, rowids, sum(int(r[1]) for r in gone))
         if table == "claims":
             self._exec(conn, "DELETE FROM claim_sources WHERE claim_rowid = ANY(%s)", [rowids])
             self._exec(conn, "DELETE FROM claim_closures WHERE claim_rowid = ANY(%s)", [rowids])
         else:
             self._exec(conn, "DELETE FROM extraction_backlog WHERE episode_rowid = ANY(%s)", [rowids])
-        self._stats.append((table, -len(gone), -sum(int(r[1]) for r in gone)))
         if self._vacuum not in self._after_commit:
             self._after_commit.append(self._vacuum)
         return len(gone), sum(1 for r in gone if r[2])

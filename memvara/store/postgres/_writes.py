@@ -103,8 +103,20 @@ class Writes(Connections):
                    [(term, rowid, tf) for rowid, found in zip(rowids, counts)
                     for term, tf in found.items()])
         lengths = [sum(found.values()) for found in counts]
-        self._stats.append((table, len(rowids), sum(lengths)))
+        held: dict[str, int] = {}
+        for found in counts:
+            for term in found:
+                held[term] = held.get(term, 0) + 1
+        self._stats.append((table, len(rowids), sum(lengths), held))
         return lengths
+
+    def _unindex(self, conn: Any, table: str, rowids: Sequence[int], tokens: int) -> None:
+        """Delete the rows' tokens (``tokens`` in all) and take them off the counts."""
+        terms = "claim_terms" if table == "claims" else "episode_terms"
+        gone = self._exec(conn, (
+            f"WITH gone AS (DELETE FROM {terms} WHERE doc = ANY(%s) RETURNING term)"
+            " SELECT term, count(*) FROM gone GROUP BY term"), [list(rowids)]).fetchall()
+        self._stats.append((table, -len(rowids), -tokens, {str(t): -int(n) for t, n in gone}))
 
     # -- claims -------------------------------------------------------------------
     def insert_claims(
