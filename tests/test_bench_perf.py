@@ -73,6 +73,18 @@ def test_postgres_runs_beside_sqlite_at_a_tiny_size(tmp_path: Path) -> None:
     assert left == (0,)
 
 
+def test_the_postgres_write_profile_runs_at_a_tiny_size() -> None:
+    dsn = pg_dsn()
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "pg_writes.py"), "--size", "40", "--calls", "3",
+         "--dsn", dsn],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    assert "`BEGIN`, one-row `INSERT`, `COMMIT` p50" in result.stdout
+    # every write is one transaction: its statements are timed, COMMIT among them
+    assert result.stdout.count("| `COMMIT` | 1.00 |") == 2
+
+
 def test_postgres_without_a_server_is_refused_by_name() -> None:
     with pytest.raises(SystemExit):
         perf._parse(["--store", "postgres", "--dsn", ""])
