@@ -321,6 +321,8 @@ class Ingest:
                     skipped.append(Skip(turn.content, "near_duplicate"))
                     continue
             keep.append(i)
+        if len(keep) == len(turns):  # the common case: nothing was near (no copy made)
+            return turns, vectors, at
         return [turns[i] for i in keep], vectors[keep], [at[i] for i in keep]
 
     def use_embedder(self, embedder: Embedder) -> None:

@@ -44,6 +44,12 @@ RESERVATION = (
     " (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fts_%s')"
 )
 """Where new rows of a table go: its highest rowid and its text index's watermark."""
+_GENERATION = (
+    "CAST(coalesce((SELECT value FROM store_meta WHERE key = 'vectors_generation'), 0)"
+    " AS INTEGER)"
+)
+"""How many times the store's vectors were rebuilt (``_write_vectors`` reopens its
+sidecars when another process rebuilt them)."""
 ADVANCE_VECTOR_WATERMARK = (
     "UPDATE store_meta SET value = coalesce("
     "(SELECT min(rowid) - 1 FROM claims"
@@ -254,12 +260,13 @@ class StoreCore(Connections):
         table: str,
         rowids: Sequence[int],
         vectors: npt.NDArray[np.float32],
+        generation: int | None = None,
     ) -> list[int]:
-        """Write ``vectors[i]`` at slot ``rowids[i]`` (a row's vector sits at its rowid)."""
-        (generation,) = conn.execute(
-            "SELECT CAST(coalesce((SELECT value FROM store_meta"
-            " WHERE key = 'vectors_generation'), 0) AS INTEGER)"
-        ).fetchone()
+        """Write ``vectors[i]`` at slot ``rowids[i]`` (a row's vector sits at its rowid).
+        ``generation``: the store's vector generation when the caller read it already,
+        in this transaction."""
+        if generation is None:
+            (generation,) = conn.execute(f"SELECT {_GENERATION}").fetchone()
         if generation != self._generation:  # another process re-embedded the store
             self._generation = int(generation)
             for sidecar in self._vectors.values():
@@ -306,12 +313,16 @@ class StoreCore(Connections):
         New rowids start above the watermark even when the rows under it were erased,
         so a row the index never saw is never taken for one it holds.
         """
-        last, indexed = conn.execute(f"SELECT {RESERVATION % (table, table)}").fetchone()
-        last = max(int(last), int(indexed))
         if vectors is None:
-            return last, int(indexed), [None] * n
+            last, indexed = conn.execute(f"SELECT {RESERVATION % (table, table)}").fetchone()
+            return max(int(last), int(indexed)), int(indexed), [None] * n
+        # One statement reads the vector generation too (a turn's add() writes a vector).
+        last, indexed, generation = conn.execute(
+            f"SELECT {RESERVATION % (table, table)}, {_GENERATION}").fetchone()
+        last = max(int(last), int(indexed))
         rowids = range(last + 1, last + 1 + n)
-        return last, int(indexed), list(self._write_vectors(conn, table, rowids, vectors))
+        return last, int(indexed), list(
+            self._write_vectors(conn, table, rowids, vectors, int(generation)))
 
     def _index_text(
         self, conn: sqlite3.Connection, table: str, indexed: int, top: int, *, force: bool

@@ -104,6 +104,12 @@ class Postings:
 
     def forget(self, slots: npt.NDArray[np.int64]) -> None:
         """Drop the blocks whose postings hold any of ``slots`` (rewritten or zeroed)."""
+        if slots.size == 1:  # a single write (every add() of a turn): no np.unique
+            slot = int(slots[0])
+            block = self._blocks.get(slot // BLOCK)
+            if block is not None and slot < block.end:
+                del self._blocks[slot // BLOCK]
+            return
         for index in np.unique(slots // BLOCK).tolist():
             block = self._blocks.get(index)
             if block is not None and bool((slots[slots // BLOCK == index] < block.end).any()):

@@ -68,26 +68,44 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False, scoped: bool =
     cost each single write ~2% of its instructions).
     With ``scoped`` (``slot_claims_across``) each wanted row names its scope too, after
     its slot, so one statement serves many scopes.
+
+    ``bounded`` keeps the claims still valid after a time (``?``, last). For one scope
+    it is two whole conditions joined by OR, one with ``valid_to IS NULL`` and one with
+    ``valid_to > ?``, each a seek of the slot index (SQLite's multi-index OR; the
+    scope's values, positional after the wanted rows, are bound again by number in
+    the second). ``(valid_to IS NULL OR valid_to > ?)`` after the rest ends the seek
+    at ``invalidated_at`` and reads every ended claim's index entry: a slot said 500
+    times cost each write to it ~60 us more (docs/perf-log.md, 2026-12-01). Across
+    scopes the planner folds the two back into one seek without ``invalidated_at``,
+    slower than the plain OR, so ``scoped`` keeps that.
     """
+    levels = len(_sql.SCOPE_COLUMNS)
+    believed = (" AND claims.subject_key = wanted.k AND claims.predicate = wanted.p"
+                " AND claims.invalidated_at IS NULL")
     if scoped:
-        columns = "k, p, " + ", ".join(f"w{i}" for i in range(len(_sql.SCOPE_COLUMNS)))
-        where = " AND ".join(
-            f"claims.{column} = wanted.w{i}" for i, column in enumerate(_sql.SCOPE_COLUMNS))
+        columns = "k, p, " + ", ".join(f"w{i}" for i in range(levels))
+        where = " AND ".join(f"claims.{column} = wanted.w{i}"
+                             for i, column in enumerate(_sql.SCOPE_COLUMNS)) + believed
+        if bounded:
+            where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
     else:
         columns = "k, p"
-        where, _ = _sql.scope_exact(Scope(), "claims.")
-    if bounded:
-        where += " AND (claims.valid_to IS NULL OR claims.valid_to > ?)"
+        where = " AND ".join(f"claims.{column} = ?" for column in _sql.SCOPE_COLUMNS) + believed
+        if bounded:
+            first = 2 * n_slots + 1  # the number the first scope value is bound to
+            again = " AND ".join(f"claims.{column} = ?{first + i}"
+                                 for i, column in enumerate(_sql.SCOPE_COLUMNS))
+            where = (f"({where} AND claims.valid_to IS NULL)"
+                     f" OR ({again}{believed} AND claims.valid_to > ?)")
     extra, join, condition = (
-        (f", {RESERVATION % ('claims', 'claims')}", "LEFT JOIN", "AND") if reserve
+        (f", {RESERVATION % ('claims', 'claims')}", "LEFT JOIN", "ON") if reserve
         else ("", "CROSS JOIN", "WHERE")
     )
     row = "(" + ", ".join(["?"] * (columns.count(",") + 1)) + ")"
     return (
         f"WITH wanted ({columns}) AS (VALUES {','.join([row] * n_slots)})"
         f" SELECT {CLAIM_COLUMNS}, claims.subject_key{extra} FROM wanted {join} claims"
-        f" ON claims.subject_key = wanted.k AND claims.predicate = wanted.p"
-        f" {condition} {where} AND claims.invalidated_at IS NULL"
+        f" {condition} {where}"
         + ("" if reserve else " ORDER BY claims.valid_from, claims.rowid")
     )
 
