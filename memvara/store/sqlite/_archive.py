@@ -168,7 +168,7 @@ class Archive(StoreCore):
                          f" WHERE {back}")
             ids = [r[0] for r in conn.execute(
                 f"DELETE FROM claims_archive WHERE {back} RETURNING id").fetchall()]
-            relabel(conn, "added", "restored", _PICKED)
+            self._log_inserted("restored", [r for (r,) in conn.execute(f"SELECT rowid FROM {_PICKED}")])
             self._after_commit.append(self._tail.close)
         return sorted(ids, key=claim_rowid)
 

@@ -84,6 +84,12 @@ class Connections:
     """Connections, transactions and snapshots: the part of ``SQLiteStore`` every other
     part stands on (see ``SQLiteStore`` for the arguments)."""
 
+    _log_inserted: Callable[[str, Sequence[int]], None]
+    """``_log_inserted(op, rowids)``: inside a write transaction, the rows of ``claims``
+    a write just inserted (``op``: ``"added"``, or ``"restored"`` from the archive). Every
+    path that inserts claims calls it; the write log (``_log.WriteLog``, which sets it)
+    records them, and finds in the record's own insert any row no path named."""
+
     def __init__(
         self,
         path: str | os.PathLike[str] = MEMORY,

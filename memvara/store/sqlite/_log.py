@@ -1,7 +1,7 @@
 """The tamper-evident write log: one chained record for every write transaction.
 
 The choke point is the commit, not the verbs: temporary triggers on the writer
-connection note every claim inserted, ended, retired, re-filed or deleted and every turn
+connection note every claim ended, retired, re-filed or deleted and every turn
 inserted, scrubbed or deleted, by calling a Python function that appends to the writer's
 pending list (a savepoint's rollback drops what it undid), and ``_seal`` (which
 ``Connections`` runs just before every outermost ``COMMIT``) folds what the transaction
@@ -15,8 +15,21 @@ it knows that the rows do not (that it was a correction, a revert, a review's de
 it adds with ``log_note``. The API verb and the actor come from ``logged()``, which the
 facade holds around each call on the calling thread.
 
+A claim's insert is the one change with no trigger: any trigger on ``claims``' INSERT,
+even one that does nothing, makes SQLite keep a statement journal for every insert (a
+copy of each page it touches, ~18,000 instructions of a single ``remember()``,
+callgrind), so the paths that insert claims name the rows themselves
+(``_log_inserted``). The record's insert checks that they named them all: it happens
+only if the rows of ``claims`` above the highest this connection's log has seen are
+exactly those named, and otherwise ``_reconcile`` adds the rows no path and no other
+connection's record named, so an insert that forgot to say so is still recorded. (An
+insert below that highest row, as a restore's, is seen only if its path names it;
+tests/test_write_log.py checks that every statement inserting claims is on a path that
+does.)
+
 Temporary objects belong to one connection: nothing is added to the file for them, and a
-process writing with ``write_log=False`` (the benchmark's switch) writes unlogged.
+process writing with ``write_log=False`` (the benchmark's switch) writes unlogged; a
+claim it inserts is named by the next record a logged connection appends.
 """
 
 from __future__ import annotations
@@ -59,7 +72,6 @@ def _on(event: str, op: str, row: str, table: str, when: str = "") -> str:
 
 _TRIGGERS = (
     f"CREATE TEMP TABLE IF NOT EXISTS {_ACTORS[5:]} (row INTEGER PRIMARY KEY, actor TEXT NOT NULL)",
-    _on("claim_in", "'added'", "new.rowid", "INSERT ON main.claims"),
     _on("claim_end", "'ended'", "new.rowid", "UPDATE OF valid_to ON main.claims",
         " WHEN new.valid_to IS NOT old.valid_to"),
     _on("claim_retire", "CASE WHEN new.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END",
@@ -82,7 +94,41 @@ LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased", "archi
 """What a record's body holds: claims' and turns' rowids, listed; aliases, counted."""
 
 _Context = tuple[str, str, int, bool]
+_Pending = list[tuple[str, "int | None", "str | None"]]
 _APPEND = "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?, ?)"
+_APPEND_CHECKED = (
+    "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?,"
+    " CASE (SELECT count(*) FROM main.claims WHERE rowid > ?) WHEN ? THEN ? END)"
+)
+"""``_APPEND``, its hash ``NULL`` (refused: ``IntegrityError``) unless the rows of
+``claims`` above the highest the log has seen number exactly the new ones the record
+names. (The check costs ~1 us inside the insert; as ``INSERT ... SELECT ... WHERE``, ~2.)"""
+_ABOVE = (
+    "SELECT rowid, rowid IN ("
+    " SELECT j.value FROM write_log w, json_each(w.body, '$.added') j"
+    " WHERE w.seq > :seen AND json_valid(w.body)"
+    " UNION ALL SELECT j.value FROM write_log w, json_each(w.body, '$.restored') j"
+    " WHERE w.seq > :seen AND json_valid(w.body))"
+    " FROM claims WHERE rowid > :top ORDER BY rowid"
+)
+"""The rows of ``claims`` above ``top``, each with whether a record after ``seen`` names
+it (another connection's inserts are named by its own records; a tampered body is
+``verify()``'s to report, not a write's to fail on)."""
+_SEEN = "SELECT (SELECT coalesce(max(rowid), 0) FROM claims), (SELECT coalesce(max(seq), 0) FROM write_log)"
+_BLIND = (2**63 - 1, 0)
+"""``_log_seen`` when the table could not be read at the open: no row is above it, so
+the records hold what the paths name and nothing is looked for."""
+
+
+def _unlogged(op: str, rows: Sequence[int]) -> None:
+    """``_log_inserted`` of a store that keeps no log."""
+
+
+def _new_rows(body: dict[str, Any], top: int) -> list[int]:
+    """The claims ``body`` names as added or restored above ``top`` and not deleted since."""
+    gone = {*body.get("erased", ()), *body.get("archived", ())}
+    return [row for op in ("added", "restored") for row in body.get(op, ())
+            if row > top and row not in gone]
 
 
 class _Logged:
@@ -155,10 +201,25 @@ class WriteLog(StoreCore):
             self._writer.create_function(_RELABEL, 3, self._relabel_rows)
             for statement in _TRIGGERS:
                 self._writer.execute(statement)
+        self._log_inserted = self._note_inserted if self._log_on else _unlogged
+        self._log_seen: tuple[int, int] = (0, 0)
+        """The highest rowid of ``claims`` and the last record's ``seq`` when this log
+        last looked (its open, its last commit): rows above it are new."""
+        self._log_next = (0, "", 0)
+        """The record this transaction appended: ``seq``, hash, and the highest row of
+        ``claims`` it accounted for (``_sealed`` takes them in at the commit)."""
+        self._log_committed = self._sealed  # one bound method, not one a write
+        self._log_cursor = self._writer.cursor()
+        if self._log_on:
+            try:
+                top, seq = self._writer.execute(_SEEN).fetchone()
+                self._log_seen = (int(top), int(seq))
+            except sqlite3.DatabaseError:  # a damaged file, opened for its integrity check
+                self._log_seen = _BLIND
         self._log_ids = (self._meta("log_store_id") or "", self._meta("log_secret") or "")
-        self._log_pending: list[tuple[str, int | None, str | None]] = []
+        self._log_pending: _Pending = []
         """What this writer's open transaction changed, in order: ``(op, rowid, note)``."""
-        self._log_marks: list[int] = []
+        self._log_marks: list[int] = [0]
         """``len(_log_pending)`` when each open savepoint began (index: its depth), so a
         rollback drops what it undid, as the temporary table's rows were."""
         self._log_last: tuple[int, str] | None = None
@@ -187,9 +248,15 @@ class WriteLog(StoreCore):
         """``text``'s digest keyed by this store's secret (what the log may hold of text)."""
         return keyed_digest(self._log_ids[1], text)
 
-    # -- capture: the triggers call these on the writer, under its lock ------------------
+    # -- capture: the triggers and the writers call these on the writer, under its lock --
     def _note_row(self, op: str, row: int | None, detail: str | None) -> None:
         self._log_pending.append((op, row, detail))
+
+    def _note_inserted(self, op: str, rows: Sequence[int]) -> None:
+        if len(rows) == 1:  # a single write's claim
+            self._log_pending.append((op, rows[0], None))
+        else:
+            self._log_pending.extend([(op, row, None) for row in rows])
 
     def _relabel_rows(self, old: str, new: str, rows: str | None) -> None:
         """``rows``: rowids joined by commas (``group_concat``), or ``None`` for none."""
@@ -200,7 +267,7 @@ class WriteLog(StoreCore):
 
     def _begin(self) -> tuple[int, int]:
         opened = super()._begin()
-        if self._log_on:
+        if opened[0] and self._log_on:  # a transaction starts with nothing pending: mark 0
             self._log_marks[opened[0]:] = [len(self._log_pending)]
         return opened
 
@@ -218,7 +285,52 @@ class WriteLog(StoreCore):
             except sqlite3.Error as exc:  # pragma: no cover - the transaction's own writes failed first
                 raise translate(exc) from exc
 
-    def _append(self, conn: sqlite3.Connection, rows: list[tuple[str, int | None, str | None]]) -> None:
+    def _append(self, conn: sqlite3.Connection, rows: _Pending) -> None:
+        top, seen = self._log_seen
+        if len(rows) == 1 and (row := rows[0][1]) is not None:  # one row changed: most single writes
+            op = rows[0][0]
+            body: dict[str, Any] = {op: [row]}
+            text = f'{{"{op}":[{row}]}}'
+            kept: dict[int, str] = {}
+            new = [row] if row > top and (op == "added" or op == "restored") else []
+        else:
+            body, text, kept = self._body(conn, rows)
+            new = _new_rows(body, top)
+        stack: list[_Context] | None = getattr(self._log_context, "stack", None)
+        action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
+        seq, prev = self._log_last or self._read_head(conn)
+        seq += 1
+        digest = record_hash(prev, seq, at, actor, action, text)
+        try:
+            self._log_cursor.execute(_APPEND_CHECKED, (seq, at, actor, action, text, top, len(new), digest))
+            if new:  # each above top
+                top = max(new)
+        except sqlite3.IntegrityError:  # a row of claims nothing named, or another connection wrote
+            found = conn.execute(_ABOVE, {"top": top, "seen": seen}).fetchall()
+            ours = set(new)
+            unnamed = [row for row, elsewhere in found if not elsewhere and row not in ours]
+            if unnamed:
+                body["added"] = [*body.get("added", ()), *unnamed]
+                text = canonical_body(body)
+            top = found[-1][0] if found else top
+            seq, prev = self._read_head(conn)
+            seq += 1
+            digest = record_hash(prev, seq, at, actor, action, text)
+            conn.execute(_APPEND, (seq, at, actor, action, text, digest))
+        # the head is this record once (and only if) the transaction commits
+        self._log_next = (seq, digest, top)
+        self._after_commit.append(self._log_committed)
+        if "erased" in body:
+            conn.executemany("DELETE FROM claim_log WHERE claim_rowid = ?",
+                             [(row,) for row in body["erased"]])
+        added = body.get("added")
+        if added and (named or kept):
+            conn.executemany(
+                "INSERT OR REPLACE INTO claim_log (claim_rowid, seq, actor) VALUES (?, ?, ?)",
+                [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
+
+    def _body(self, conn: sqlite3.Connection, rows: _Pending) -> tuple[dict[str, Any], str, dict[int, str]]:
+        """A record's body, its canonical text, and the actors an import kept."""
         body: dict[str, Any] = {}
         notes: list[Any] = []
         kept: dict[int, str] = {}
@@ -240,29 +352,14 @@ class WriteLog(StoreCore):
         if notes:
             body["notes"] = [json.loads(note) for note in notes]
         # rowids alone (nearly every write's body) are joined without canonical_body's check
-        text = canonical_body(body) if notes or counted else canonical_ids(body)
-        stack: list[_Context] | None = getattr(self._log_context, "stack", None)
-        action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
-        seq, prev = self._log_last or self._read_head(conn)
-        seq += 1
-        digest = record_hash(prev, seq, at, actor, action, text)
-        try:
-            conn.execute(_APPEND, (seq, at, actor, action, text, digest))
-        except sqlite3.IntegrityError:  # another connection appended since: chain from it
-            seq, prev = self._read_head(conn)
-            seq += 1
-            digest = record_hash(prev, seq, at, actor, action, text)
-            conn.execute(_APPEND, (seq, at, actor, action, text, digest))
-        # the head is this record once (and only if) the transaction commits
-        self._after_commit.append(lambda: setattr(self, "_log_last", (seq, digest)))
-        if "erased" in body:
-            conn.executemany("DELETE FROM claim_log WHERE claim_rowid = ?",
-                             [(row,) for row in body["erased"]])
-        added = body.get("added")
-        if added and (named or kept):
-            conn.executemany(
-                "INSERT OR REPLACE INTO claim_log (claim_rowid, seq, actor) VALUES (?, ?, ?)",
-                [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
+        return body, canonical_body(body) if notes or counted else canonical_ids(body), kept
+
+    def _sealed(self) -> None:
+        """After the commit: the record just appended is the head, and the rows of
+        ``claims`` above the highest it accounted for are new."""
+        seq, digest, top = self._log_next
+        self._log_last = (seq, digest)
+        self._log_seen = (top, seq)
 
     def _read_head(self, conn: sqlite3.Connection) -> tuple[int, str]:
         head = conn.execute("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1").fetchone()

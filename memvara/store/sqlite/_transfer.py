@@ -263,6 +263,7 @@ class Transfer(StoreCore):
             if rowid <= indexed:
                 below.append((rowid, claim.text))
         conn.executemany(_RESTORE_SQL, rows)
+        self._log_inserted("added", rowids)
         self._write_vectors(conn, "claims", rowids, vectors)
         conn.execute(ADVANCE_VECTOR_WATERMARK)
         conn.executemany(LINK_SOURCE_SQL, links)

@@ -161,6 +161,7 @@ class Writes(StoreCore):
                     links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
                 ids.append(cid)
             conn.executemany(*insert_statement(rows))
+            self._log_inserted("added", range(last + 1, last + 1 + len(rows)))
             if vectors is not None:  # written with their vectors: nothing new waits
                 conn.execute(ADVANCE_VECTOR_WATERMARK)
             self._index_text(conn, "claims", indexed, last + len(rows), force=False)
@@ -306,6 +307,7 @@ class Writes(StoreCore):
                 (slot,) = self._write_vectors(conn, "claims", [rowid], vector)
             cid, row = claim_row(new, rowid, slot, subject_key)
             conn.execute(*single_insert(row))
+            self._log_inserted("added", (rowid,))
             if vector is not None:
                 conn.execute(ADVANCE_VECTOR_WATERMARK)
             self._index_text(conn, "claims", int(indexed), rowid, force=False)
