@@ -126,9 +126,13 @@ def _unlogged(op: str, rows: Sequence[int]) -> None:
 
 def _new_rows(body: dict[str, Any], top: int) -> list[int]:
     """The claims ``body`` names as added or restored above ``top`` and not deleted since."""
-    gone = {*body.get("erased", ()), *body.get("archived", ())}
-    return [row for op in ("added", "restored") for row in body.get(op, ())
-            if row > top and row not in gone]
+    new = [row for row in body.get("added", ()) if row > top]
+    if "restored" in body:
+        new += [row for row in body["restored"] if row > top]
+    if new and ("erased" in body or "archived" in body):
+        gone = {*body.get("erased", ()), *body.get("archived", ())}
+        new = [row for row in new if row not in gone]
+    return new
 
 
 class _Logged:
