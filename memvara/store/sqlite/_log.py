@@ -21,15 +21,15 @@ copy of each page it touches, ~18,000 instructions of a single ``remember()``,
 callgrind), so the paths that insert claims name the rows themselves
 (``_log_inserted``). The record's insert checks that they named them all: it happens
 only if the rows of ``claims`` above the highest this connection's log has seen are
-exactly those named, and otherwise ``_reconcile`` adds the rows no path and no other
-connection's record named, so an insert that forgot to say so is still recorded. (An
-insert below that highest row, as a restore's, is seen only if its path names it;
-tests/test_write_log.py checks that every statement inserting claims is on a path that
-does.)
+exactly those named; otherwise the rows that no path and no other connection's record
+named (``_ABOVE``) join the record as added, so an insert that forgot to say so is still
+recorded. (An insert below that highest row, as a restore's, is seen only if its path
+names it; tests/test_write_log_capture.py checks that every statement inserting claims
+is on a path that does.)
 
 Temporary objects belong to one connection: nothing is added to the file for them, and a
 process writing with ``write_log=False`` (the benchmark's switch) writes unlogged; a
-claim it inserts is named by the next record a logged connection appends.
+claim it inserts is named by the next record of a logged connection open at the time.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ _ABOVE = (
 """The rows of ``claims`` above ``top``, each with whether a record after ``seen`` names
 it (another connection's inserts are named by its own records; a tampered body is
 ``verify()``'s to report, not a write's to fail on)."""
-_SEEN = "SELECT (SELECT coalesce(max(rowid), 0) FROM claims), (SELECT coalesce(max(seq), 0) FROM write_log)"
+_SEEN = ("SELECT (SELECT coalesce(max(rowid), 0) FROM claims),"
+         " (SELECT coalesce(max(seq), 0) FROM write_log)")
 _BLIND = (2**63 - 1, 0)
 """``_log_seen`` when the table could not be read at the open: no row is above it, so
 the records hold what the paths name and nothing is looked for."""
