@@ -81,3 +81,5 @@ def test_the_bounded_reads_answer_as_before() -> None:
             {u: [(key, "lives_in")], v: [(key, "lives_in")]}, ending_after=far)
         assert [c.object for c in across[u][(key, "lives_in")]] == ["City 4"]
         assert [c.object for c in across[v][(key, "lives_in")]] == ["Oslo"]
+        unbounded = store.slot_claims_across({u: [(key, "lives_in")]})
+        assert len(unbounded[u][(key, "lives_in")]) == 5
