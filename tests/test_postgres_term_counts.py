@@ -223,3 +223,43 @@ def test_a_search_inside_a_write_counts_the_rows_it_wrote(
         planned, exact = inside
         assert isinstance(planned, list) and planned[0] == exact[0]  # type: ignore[index]
         assert counts(dsn, schema)["claims"]["quimper"] == 1
+
+
+def test_an_erase_whose_sweep_is_held_off_still_succeeds_and_is_swept_later(
+        dsn: str, schemas: list[str], clock: Clock) -> None:
+    """Another session holding a token's count row past ``lock_timeout`` cannot fail an
+    erase that has committed: the erase returns, the token's zero count stays until this
+    store's next commit (or its close) sweeps it."""
+    import psycopg
+
+    schema = schemas[0]
+
+    def zero_rows(token: str) -> int:
+        with psycopg.connect(dsn) as conn:
+            (n,) = conn.execute(f"SELECT count(*) FROM {schema}.term_stats WHERE term = %s",
+                                [token]).fetchone() or (0,)
+            return int(n)
+
+    def erase_while_held(mem: Memvara, token: str) -> None:
+        (claim,) = mem.remember("ann", "speaks", token).added
+        with psycopg.connect(dsn, autocommit=True) as holder:
+            # another writer's shard of the token, at 0 (it changes no sum), held locked
+            holder.execute(
+                f"INSERT INTO {schema}.term_stats (tbl, term, shard, docs) SELECT 'claims', %s,"
+                f" (max(shard) + 1) %% 64, 0 FROM {schema}.term_stats WHERE term = %s",
+                [token, token])
+            with holder.transaction():
+                holder.execute(f"SELECT 1 FROM {schema}.term_stats WHERE term = %s"
+                               f" AND docs = 0 FOR UPDATE", [token])
+                assert mem.erase(claim.id)  # committed; its sweep timed out on the held row
+                assert zero_rows(token) == 2
+
+    with Memvara(store=PostgresStore(dsn, schema=schema, lock_timeout=0.05),
+                 clock=clock, llm=NullLLM()) as mem:
+        erase_while_held(mem, "esperanto")
+        mem.remember("bob", "likes", "tea")  # the next commit sweeps it
+        assert zero_rows("esperanto") == 0
+        erase_while_held(mem, "volapuk")
+    assert zero_rows("volapuk") == 0  # swept by close()
+    held = counts(dsn, schema)["claims"]  # and every count still matches its rows
+    assert "volapuk" not in held and "esperanto" not in held and held["tea"] == 1

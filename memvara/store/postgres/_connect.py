@@ -67,6 +67,8 @@ class Connections:
         self._after_commit: list[Callable[[], None]] = []
         # text-index deltas (table, rows, tokens, rows per token), applied at commit
         self._stats: list[tuple[str, int, int, Mapping[str, int]]] = []
+        # tokens a committed erase left at count 0 whose sweep could not get its locks
+        self._unswept: dict[str, set[str]] = {}
         self._version = SCHEMA_VERSION  # as found on opening (a read-only store is not upgraded)
         self._closed = False
         self._dim: int | None = None
@@ -291,6 +293,8 @@ class Connections:
                 " ON CONFLICT (tbl, term, shard) DO UPDATE SET docs = term_stats.docs + excluded.docs"
             ), [table, [t for t, _ in changed], [n for _, n in changed]])
             spent[table] = [t for t, n in changed if n < 0]
+        for table, waiting in self._unswept.items():
+            spent[table] = sorted(waiting.union(spent.get(table, ())))
         if any(spent.values()):
             self._after_commit.insert(0, lambda: self._drop_spent(spent))
 
@@ -312,7 +316,19 @@ class Connections:
         those now held by no row (so a token of erased text leaves no trace). In its own
         transaction, locking a token's shards first (in the order every writer takes
         them), then deleting them only if they sum to 0: a shard row another writer adds
-        meanwhile is not among them, and deleting rows that sum to 0 changes no count."""
+        meanwhile is not among them, and deleting rows that sum to 0 changes no count.
+
+        The write itself has committed by then, so a sweep that fails (it could not get
+        its locks within ``lock_timeout``, or the connection dropped) does not fail it:
+        the tokens are kept and swept by this store's next commit or its ``close()``."""
+        try:
+            self._sweep(spent)
+        except StoreError:
+            self._unswept = {table: set(tokens) for table, tokens in spent.items() if tokens}
+        else:
+            self._unswept = {}
+
+    def _sweep(self, spent: Mapping[str, Sequence[str]]) -> None:
         with self._lock, self._translated(), self._writer.transaction():
             for table, tokens in sorted(spent.items()):
                 held: dict[str, list[tuple[int, int]]] = {}
@@ -372,10 +388,13 @@ class Connections:
         return self._closed
 
     def close(self) -> None:
-        """Close every connection. Idempotent."""
+        """Close every connection (after one more try at a sweep a lock held off).
+        Idempotent."""
         with self._lock:
             if self._closed:
                 return
+            if self._unswept:
+                self._drop_spent({table: sorted(tokens) for table, tokens in self._unswept.items()})
             self._closed = True
             with self._readers_lock:
                 readers, self._readers = self._readers, []
