@@ -86,9 +86,10 @@ class Connections:
 
     _log_inserted: Callable[[str, Sequence[int]], None]
     """``_log_inserted(op, rowids)``: inside a write transaction, the rows of ``claims``
-    a write just inserted (``op``: ``"added"``, or ``"restored"`` from the archive). Every
-    path that inserts claims calls it; the write log (``_log.WriteLog``, which sets it)
-    records them, and finds in the record's own insert any row no path named."""
+    or ``episodes`` a write just inserted (``op``: ``"added"``, ``"restored"`` from the
+    archive, or ``"turns_added"``). Every path that inserts claims or turns calls it; the
+    write log (``_log.WriteLog``, which sets it) records them, and finds in the record's
+    own insert any row no path named."""
 
     def __init__(
         self,

@@ -54,6 +54,7 @@ class Episodes(StoreCore):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            self._log_inserted("turns_added", range(last + 1, last + 1 + len(rows)))
             if vectors is None:  # where reads look for turns with no vector
                 conn.execute(
                     "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key)"

@@ -2,7 +2,7 @@
 
 The choke point is the commit, not the verbs: temporary triggers on the writer
 connection note every claim ended, retired, re-filed or deleted and every turn
-inserted, scrubbed or deleted, by calling a Python function that appends to the writer's
+scrubbed or deleted, by calling a Python function that appends to the writer's
 pending list (a savepoint's rollback drops what it undid), and ``_seal`` (which
 ``Connections`` runs just before every outermost ``COMMIT``) folds what the transaction
 noted into one record, chained to the last (``_domain/ledger.py``), in the same
@@ -15,21 +15,22 @@ it knows that the rows do not (that it was a correction, a revert, a review's de
 it adds with ``log_note``. The API verb and the actor come from ``logged()``, which the
 facade holds around each call on the calling thread.
 
-A claim's insert is the one change with no trigger: any trigger on ``claims``' INSERT,
-even one that does nothing, makes SQLite keep a statement journal for every insert (a
-copy of each page it touches, ~18,000 instructions of a single ``remember()``,
-callgrind), so the paths that insert claims name the rows themselves
-(``_log_inserted``). The record's insert checks that they named them all: it happens
-only if the rows of ``claims`` above the highest this connection's log has seen are
-exactly those named; otherwise the rows that no path and no other connection's record
-named (``_ABOVE``) join the record as added, so an insert that forgot to say so is still
-recorded. (An insert below that highest row, as a restore's, is seen only if its path
-names it; tests/test_write_log_capture.py checks that every statement inserting claims
-is on a path that does.)
+Inserts of claims and of turns have no trigger: any trigger on a table's INSERT, even
+one that does nothing, makes SQLite keep a statement journal for every insert (a copy of
+each page it touches, ~18,000 instructions of a single ``remember()``, callgrind), so
+the paths that insert claims or turns name the rows themselves (``_log_inserted``). The
+record's insert checks that they named them all: it happens only if the rows of
+``claims`` and of ``episodes`` above the highest this connection's log has seen of each
+are exactly those named; otherwise the rows that no path and no other connection's
+record named (``_ABOVE``, ``_ABOVE_TURNS``) join the record as added, so an insert that
+forgot to say so is still recorded. (An insert below that highest row, as a restore's,
+is seen only if its path names it; tests/test_write_log_capture.py checks that every
+statement inserting claims or turns is on a path that does.)
 
 Temporary objects belong to one connection: nothing is added to the file for them, and a
 process writing with ``write_log=False`` (the benchmark's switch) writes unlogged; a
-claim it inserts is named by the next record of a logged connection open at the time.
+claim or turn it inserts is named by the next record of a logged connection open at the
+time.
 """
 
 from __future__ import annotations
@@ -80,7 +81,6 @@ _TRIGGERS = (
     _on("claim_refile", "'refiled'", "new.rowid", "UPDATE OF subject_key ON main.claims",
         " WHEN new.subject_key IS NOT old.subject_key"),
     _on("claim_out", "'erased'", "old.rowid", "DELETE ON main.claims"),
-    _on("turn_in", "'turns_added'", "new.rowid", "INSERT ON main.episodes"),
     _on("turn_edit", "'turns_scrubbed'", "new.rowid", "UPDATE OF content ON main.episodes",
         " WHEN new.content IS NOT old.content"),
     _on("turn_out", "'turns_erased'", "old.rowid", "DELETE ON main.episodes"),
@@ -98,25 +98,32 @@ _Pending = list[tuple[str, "int | None", "str | None"]]
 _APPEND = "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?, ?)"
 _APPEND_CHECKED = (
     "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?,"
-    " CASE (SELECT count(*) FROM main.claims WHERE rowid > ?) WHEN ? THEN ? END)"
+    " CASE WHEN (SELECT count(*) FROM main.claims WHERE rowid > ?) = ?"
+    " AND (SELECT count(*) FROM main.episodes WHERE rowid > ?) = ? THEN ? END)"
 )
 """``_APPEND``, its hash ``NULL`` (refused: ``IntegrityError``) unless the rows of
-``claims`` above the highest the log has seen number exactly the new ones the record
-names. (The check costs ~1 us inside the insert; as ``INSERT ... SELECT ... WHERE``, ~2.)"""
-_ABOVE = (
-    "SELECT rowid, rowid IN ("
-    " SELECT j.value FROM write_log w, json_each(w.body, '$.added') j"
-    " WHERE w.seq > :seen AND json_valid(w.body)"
-    " UNION ALL SELECT j.value FROM write_log w, json_each(w.body, '$.restored') j"
-    " WHERE w.seq > :seen AND json_valid(w.body))"
-    " FROM claims WHERE rowid > :top ORDER BY rowid"
-)
+``claims`` and of ``episodes`` above the highest of each the log has seen number exactly
+the new ones the record names. (Each count costs under 1 us inside the insert; as
+``INSERT ... SELECT ... WHERE``, about twice that.)"""
+
+
+def _above(table: str, ops: Sequence[str]) -> str:
+    named = " UNION ALL ".join(
+        f"SELECT j.value FROM write_log w, json_each(w.body, '$.{op}') j"
+        " WHERE w.seq > :seen AND json_valid(w.body)" for op in ops)
+    return f"SELECT rowid, rowid IN ({named}) FROM {table} WHERE rowid > :top ORDER BY rowid"
+
+
+_ABOVE = _above("claims", ("added", "restored"))
 """The rows of ``claims`` above ``top``, each with whether a record after ``seen`` names
 it (another connection's inserts are named by its own records; a tampered body is
 ``verify()``'s to report, not a write's to fail on)."""
+_ABOVE_TURNS = _above("episodes", ("turns_added",))
+"""``_ABOVE`` for turns."""
 _SEEN = ("SELECT (SELECT coalesce(max(rowid), 0) FROM claims),"
+         " (SELECT coalesce(max(rowid), 0) FROM episodes),"
          " (SELECT coalesce(max(seq), 0) FROM write_log)")
-_BLIND = (2**63 - 1, 0)
+_BLIND = (2**63 - 1, 2**63 - 1, 0)
 """``_log_seen`` when the table could not be read at the open: no row is above it, so
 the records hold what the paths name and nothing is looked for."""
 
@@ -134,6 +141,24 @@ def _new_rows(body: dict[str, Any], top: int) -> list[int]:
         gone = {*body.get("erased", ()), *body.get("archived", ())}
         new = [row for row in new if row not in gone]
     return new
+
+
+def _new_turns(body: dict[str, Any], top: int) -> list[int]:
+    """The turns ``body`` names as added above ``top`` and not deleted since."""
+    new = [row for row in body.get("turns_added", ()) if row > top]
+    if new and "turns_erased" in body:
+        gone = set(body["turns_erased"])
+        new = [row for row in new if row not in gone]
+    return new
+
+
+def _unnamed(conn: sqlite3.Connection, query: str, top: int, seen: int, ours: list[int]) -> tuple[list[int], int]:
+    """The rows ``query`` finds above ``top`` that neither this record (``ours``) nor a
+    record after ``seen`` names, and the highest row above ``top`` (``top`` if none)."""
+    found = conn.execute(query, {"top": top, "seen": seen}).fetchall()
+    named = set(ours)
+    return [row for row, elsewhere in found if not elsewhere and row not in named], (
+        found[-1][0] if found else top)
 
 
 class _Logged:
@@ -207,18 +232,19 @@ class WriteLog(StoreCore):
             for statement in _TRIGGERS:
                 self._writer.execute(statement)
         self._log_inserted = self._note_inserted if self._log_on else _unlogged
-        self._log_seen: tuple[int, int] = (0, 0)
-        """The highest rowid of ``claims`` and the last record's ``seq`` when this log
-        last looked (its open, its last commit): rows above it are new."""
-        self._log_next = (0, "", 0)
+        self._log_seen: tuple[int, int, int] = (0, 0, 0)
+        """The highest rowid of ``claims`` and of ``episodes`` and the last record's
+        ``seq`` when this log last looked (its open, its last commit): rows above are new."""
+        self._log_next = (0, "", 0, 0)
         """The record this transaction appended: ``seq``, hash, and the highest row of
-        ``claims`` it accounted for (``_sealed`` takes them in at the commit)."""
+        ``claims`` and of ``episodes`` it accounted for (``_sealed`` takes them in at the
+        commit)."""
         self._log_committed = self._sealed  # one bound method, not one a write
         self._log_cursor = self._writer.cursor()
         if self._log_on:
             try:
-                top, seq = self._writer.execute(_SEEN).fetchone()
-                self._log_seen = (int(top), int(seq))
+                top, turns, seq = self._writer.execute(_SEEN).fetchone()
+                self._log_seen = (int(top), int(turns), int(seq))
             except sqlite3.DatabaseError:  # a damaged file, opened for its integrity check
                 self._log_seen = _BLIND
         self._log_ids = (self._meta("log_store_id") or "", self._meta("log_secret") or "")
@@ -291,39 +317,45 @@ class WriteLog(StoreCore):
                 raise translate(exc) from exc
 
     def _append(self, conn: sqlite3.Connection, rows: _Pending) -> None:
-        top, seen = self._log_seen
+        top, top_turn, seen = self._log_seen
         if len(rows) == 1 and (row := rows[0][1]) is not None:  # one row changed: most single writes
             op = rows[0][0]
             body: dict[str, Any] = {op: [row]}
             text = f'{{"{op}":[{row}]}}'
             kept: dict[int, str] = {}
             new = [row] if row > top and (op == "added" or op == "restored") else []
+            new_turns = [row] if row > top_turn and op == "turns_added" else []
         else:
             body, text, kept = self._body(conn, rows)
             new = _new_rows(body, top)
+            new_turns = _new_turns(body, top_turn)
         stack: list[_Context] | None = getattr(self._log_context, "stack", None)
         action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
         seq, prev = self._log_last or self._read_head(conn)
         seq += 1
         digest = record_hash(prev, seq, at, actor, action, text)
         try:
-            self._log_cursor.execute(_APPEND_CHECKED, (seq, at, actor, action, text, top, len(new), digest))
+            self._log_cursor.execute(_APPEND_CHECKED, (seq, at, actor, action, text, top, len(new),
+                                                       top_turn, len(new_turns), digest))
             if new:  # each above top
                 top = max(new)
-        except sqlite3.IntegrityError:  # a row of claims nothing named, or another connection wrote
-            found = conn.execute(_ABOVE, {"top": top, "seen": seen}).fetchall()
-            ours = set(new)
-            unnamed = [row for row, elsewhere in found if not elsewhere and row not in ours]
+            if new_turns:
+                top_turn = max(new_turns)
+        except sqlite3.IntegrityError:  # a row nothing named, or another connection wrote
+            unnamed, top = _unnamed(conn, _ABOVE, top, seen, new)
+            unnamed_turns, top_turn = _unnamed(conn, _ABOVE_TURNS, top_turn, seen, new_turns)
             if unnamed:
                 body["added"] = [*body.get("added", ()), *unnamed]
+            if unnamed_turns:
+                body["turns_added"] = [*body.get("turns_added", ()), *unnamed_turns]
+            if unnamed or unnamed_turns:
                 text = canonical_body(body)
-            top = found[-1][0] if found else top
             seq, prev = self._read_head(conn)
             seq += 1
             digest = record_hash(prev, seq, at, actor, action, text)
             conn.execute(_APPEND, (seq, at, actor, action, text, digest))
         # the head is this record once (and only if) the transaction commits
-        self._log_next = (seq, digest, top)
+        self._log_next = (seq, digest, top, top_turn)
         self._after_commit.append(self._log_committed)
         if "erased" in body:
             conn.executemany("DELETE FROM claim_log WHERE claim_rowid = ?",
@@ -361,10 +393,10 @@ class WriteLog(StoreCore):
 
     def _sealed(self) -> None:
         """After the commit: the record just appended is the head, and the rows of
-        ``claims`` above the highest it accounted for are new."""
-        seq, digest, top = self._log_next
+        ``claims`` and ``episodes`` above the highest it accounted for are new."""
+        seq, digest, top, top_turn = self._log_next
         self._log_last = (seq, digest)
-        self._log_seen = (top, seq)
+        self._log_seen = (top, top_turn, seq)
 
     def _read_head(self, conn: sqlite3.Connection) -> tuple[int, str]:
         head = conn.execute("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1").fetchone()

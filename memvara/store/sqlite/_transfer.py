@@ -235,6 +235,7 @@ class Transfer(StoreCore):
               content_hash(e.content), slot)
              for offset, (e, slot) in enumerate(zip(episodes, slots), start=1)],
         )
+        self._log_inserted("turns_added", range(last + 1, last + 1 + len(episodes)))
 
     def _restore_claims(
         self, conn: sqlite3.Connection, claims: Sequence[ClaimRecord],
