@@ -42,7 +42,7 @@ def test_a_single_write_seeks_the_live_end_of_a_long_slot() -> None:
         assert isinstance(store, SQLiteStore)
         # The statement as the write runs it, its values bound (a trace inlines them,
         # and two conditions spelled alike are folded back into one by the planner).
-        params = ["maya", "lives_in", "", "u", "", "", 10**17]
+        params = ["maya", "lives_in", "", "u", "", "", "", "u", "", "", 10**17]
         plan = [row[-1] for row in store._query(
             f"EXPLAIN QUERY PLAN {_slot_sql(1, True, True)}", params)]
         seeks = [step for step in plan if "USING INDEX claims_slot" in step]

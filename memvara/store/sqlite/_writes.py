@@ -72,8 +72,9 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False, scoped: bool =
     ``bounded`` keeps the claims still valid after a time (``?``, last). For one scope
     it is two whole conditions joined by OR, one with ``valid_to IS NULL`` and one with
     ``valid_to > ?``, each a seek of the slot index (SQLite's multi-index OR; the
-    scope's values, positional after the wanted rows, are bound again by number in
-    the second). ``(valid_to IS NULL OR valid_to > ?)`` after the rest ends the seek
+    scope's values are bound twice, once for each: ``?NNN`` would bind them once, but
+    CPython 3.12 before 3.12.4 reads ``?NNN`` as a name and warns, see
+    ``_consolidation``). ``(valid_to IS NULL OR valid_to > ?)`` after the rest ends the seek
     at ``invalidated_at`` and reads every ended claim's index entry: a slot said 500
     times cost each write to it ~60 us more (docs/perf-log.md, 2026-12-01). Across
     scopes the planner folds the two back into one seek without ``invalidated_at``,
@@ -91,12 +92,9 @@ def _slot_sql(n_slots: int, bounded: bool, reserve: bool = False, scoped: bool =
     else:
         columns = "k, p"
         where = " AND ".join(f"claims.{column} = ?" for column in _sql.SCOPE_COLUMNS) + believed
-        if bounded:
-            first = 2 * n_slots + 1  # the number the first scope value is bound to
-            again = " AND ".join(f"claims.{column} = ?{first + i}"
-                                 for i, column in enumerate(_sql.SCOPE_COLUMNS))
+        if bounded:  # the scope's values bound again: see above
             where = (f"({where} AND claims.valid_to IS NULL)"
-                     f" OR ({again}{believed} AND claims.valid_to > ?)")
+                     f" OR ({where} AND claims.valid_to > ?)")
     extra, join, condition = (
         (f", {RESERVATION % ('claims', 'claims')}", "LEFT JOIN", "ON") if reserve
         else ("", "CROSS JOIN", "WHERE")
@@ -228,7 +226,7 @@ class Writes(StoreCore):
         keys = list(found)
         where: list[object] = [*scope_levels(scope)]
         if ending_after is not None:
-            where.append(ending_after)
+            where.extend([*where, ending_after])
         with self._reading() as conn:
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
@@ -284,9 +282,10 @@ class Writes(StoreCore):
         """
         with self._writing() as conn:
             start = to_micros(claim.valid_from, "valid_from")
+            levels = scope_levels(claim.scope)
             rows = conn.execute(
                 _slot_sql(1, True, True),
-                [subject_key, claim.predicate, *scope_levels(claim.scope), start],
+                [subject_key, claim.predicate, *levels, *levels, start],
             ).fetchall()
             last, indexed = rows[0][-2], rows[0][-1]
             if rows[0][0] is None:  # a row of NULLs: the slot is empty
