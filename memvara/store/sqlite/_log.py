@@ -36,12 +36,13 @@ time.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..._domain.ledger import Anchor, canonical_body, canonical_ids, genesis, keyed_digest, record_hash
 from ..._errors import InvalidArgumentError, StoreError
@@ -150,6 +151,46 @@ def _new_turns(body: dict[str, Any], top: int) -> list[int]:
         gone = set(body["turns_erased"])
         new = [row for row in new if row not in gone]
     return new
+
+
+_LISTED_ALONE = frozenset(("added", "ended", "retired", "unretired", "refiled", "restored",
+                           "turns_added", "turns_scrubbed"))
+"""The ops a record lists a row under with nothing more to do: not the deletions (their
+``claim_log`` rows go, and a row inserted and deleted in one transaction is not new)."""
+_OP = operator.itemgetter(0)
+
+
+def _rowids(rows: _Pending, top: int, top_turn: int) -> tuple[str, list[int], list[int]] | None:
+    """For a pending list of rowids under ``_LISTED_ALONE`` ops (nearly every write's: a
+    single write's claim, a revision's two, an ``add()``'s turns and claims): the record's
+    text, built from the list (``canonical_ids`` of the list grouped by op, in order), and
+    the claims and turns it adds above ``top`` and ``top_turn``. ``None`` for any other list
+    (``_body`` builds those). A stable sort on the op keeps each op's rows in the order
+    they came, as grouping does; no dict, no second pass."""
+    if len(rows) == 1:  # one row changed: most single writes
+        op, row, _ = rows[0]
+        if row is None or op not in _LISTED_ALONE:
+            return None
+        return (f'{{"{op}":[{row}]}}', [row] if row > top and (op == "added" or op == "restored") else [],
+                [row] if row > top_turn and op == "turns_added" else [])
+    new: list[int] = []
+    new_turns: list[int] = []
+    text = "{"
+    last = ""
+    for op, row, _ in sorted(rows, key=_OP):
+        if row is None or op not in _LISTED_ALONE:
+            return None
+        if op == last:
+            text += f",{row}"
+        else:
+            text += f'],"{op}":[{row}' if last else f'"{op}":[{row}'
+            last = op
+        if op == "added" or op == "restored":
+            if row > top:
+                new.append(row)
+        elif op == "turns_added" and row > top_turn:
+            new_turns.append(row)
+    return text + "]}", new, new_turns
 
 
 def _unnamed(conn: sqlite3.Connection, query: str, top: int, seen: int, ours: list[int]) -> tuple[list[int], int]:
@@ -318,13 +359,10 @@ class WriteLog(StoreCore):
 
     def _append(self, conn: sqlite3.Connection, rows: _Pending) -> None:
         top, top_turn, seen = self._log_seen
-        if len(rows) == 1 and (row := rows[0][1]) is not None:  # one row changed: most single writes
-            op = rows[0][0]
-            body: dict[str, Any] = {op: [row]}
-            text = f'{{"{op}":[{row}]}}'
-            kept: dict[int, str] = {}
-            new = [row] if row > top and (op == "added" or op == "restored") else []
-            new_turns = [row] if row > top_turn and op == "turns_added" else []
+        body: dict[str, Any] | None = None
+        kept: dict[int, str] = {}
+        if (listed := _rowids(rows, top, top_turn)) is not None:
+            text, new, new_turns = listed
         else:
             body, text, kept = self._body(conn, rows)
             new = _new_rows(body, top)
@@ -342,6 +380,7 @@ class WriteLog(StoreCore):
             if new_turns:
                 top_turn = max(new_turns)
         except sqlite3.IntegrityError:  # a row nothing named, or another connection wrote
+            body = self._body(conn, rows)[0]  # (again: the rowids' path built no dict)
             unnamed, top = _unnamed(conn, _ABOVE, top, seen, new)
             unnamed_turns, top_turn = _unnamed(conn, _ABOVE_TURNS, top_turn, seen, new_turns)
             if unnamed:
@@ -357,14 +396,26 @@ class WriteLog(StoreCore):
         # the head is this record once (and only if) the transaction commits
         self._log_next = (seq, digest, top, top_turn)
         self._after_commit.append(self._log_committed)
+        if body is None:  # rowids alone: nothing erased, no import's actors
+            if named:
+                added_ids = cast("list[int]", [row for op, row, _ in rows if op == "added"])  # none is None
+                self._keep_actors(conn, seq, actor, added_ids, kept)
+            return
         if "erased" in body:
             conn.executemany("DELETE FROM claim_log WHERE claim_rowid = ?",
                              [(row,) for row in body["erased"]])
         added = body.get("added")
         if added and (named or kept):
-            conn.executemany(
-                "INSERT OR REPLACE INTO claim_log (claim_rowid, seq, actor) VALUES (?, ?, ?)",
-                [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
+            self._keep_actors(conn, seq, actor if named else None, added, kept)
+
+    @staticmethod
+    def _keep_actors(conn: sqlite3.Connection, seq: int, actor: str | None, added: list[int],
+                     kept: dict[int, str]) -> None:
+        """``claim_log`` rows for the claims ``added``: the actor an import ``kept``, else
+        ``actor`` (the one the call named; ``None``: only the kept ones get a row)."""
+        conn.executemany(
+            "INSERT OR REPLACE INTO claim_log (claim_rowid, seq, actor) VALUES (?, ?, ?)",
+            [(row, seq, kept.get(row, actor)) for row in added if actor is not None or row in kept])
 
     def _body(self, conn: sqlite3.Connection, rows: _Pending) -> tuple[dict[str, Any], str, dict[int, str]]:
         """A record's body, its canonical text, and the actors an import kept."""
