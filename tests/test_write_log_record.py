@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memvara import Memvara, SQLiteStore
@@ -17,6 +17,8 @@ from memvara.store.sqlite._log import _LISTED_ALONE, LOG_OPS, _new_rows, _new_tu
 
 from .conftest import Clock
 
+_DETERMINISTIC = settings(max_examples=300, deadline=None, derandomize=True)
+"""The same examples every run (the suite is deterministic)."""
 _Row = tuple[str, "int | None", "str | None"]
 _ROWIDS = st.integers(min_value=1, max_value=2**62)
 _LISTED = st.tuples(st.sampled_from(sorted(_LISTED_ALONE)), _ROWIDS, st.none())
@@ -35,6 +37,7 @@ def _grouped(rows: list[_Row]) -> dict[str, list[int]]:
     return body
 
 
+@_DETERMINISTIC
 @given(st.lists(_LISTED, min_size=1, max_size=8), _ROWIDS, _ROWIDS)
 def test_the_text_built_from_rowids_is_the_canonical_text_of_their_body(
         rows: list[_Row], top: int, top_turn: int) -> None:
@@ -66,6 +69,7 @@ def test_the_common_shapes_give_the_texts_the_general_path_gives() -> None:
     assert _rowids([("turns_added", 4, None)], 0, 4) == ('{"turns_added":[4]}', [], [])
 
 
+@_DETERMINISTIC
 @given(st.lists(_LISTED, max_size=4), _OTHER, st.lists(_LISTED, max_size=4))
 def test_any_other_entry_leaves_the_list_to_the_general_path(before: list[_Row], other: _Row,
                                                              after: list[_Row]) -> None:
