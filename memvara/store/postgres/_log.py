@@ -34,14 +34,13 @@ import numpy.typing as npt
 from ..._domain.ledger import Anchor, canonical_body, genesis, keyed_digest, record_hash
 from ..._domain.model import Scope
 from ..._errors import StoreError
+from .._log_context import Context, Logged
 from .._transfer import ClaimRecord
 from ..sqlite._rows import claim_rowid
 from . import _sql
 from ._transfer import Transfer
 
 __all__ = ["WriteLog", "ensure_tables"]
-
-_Context = tuple[str, str, int, bool]
 
 
 def _trigger(table: str, event: str, name: str, select: str) -> tuple[str, str]:
@@ -121,25 +120,6 @@ def ensure_tables(store: Any, marker: str, statements: Sequence[str]) -> None:
             conn.execute(statement)
 
 
-class _Logged:
-    """``WriteLog.logged()``: a class, not a generator, as it wraps every write."""
-
-    __slots__ = ("_local", "_context")
-
-    def __init__(self, local: threading.local, context: _Context) -> None:
-        self._local = local
-        self._context = context
-
-    def __enter__(self) -> None:
-        stack: list[_Context] | None = getattr(self._local, "stack", None)
-        if stack is None:
-            stack = self._local.stack = []
-        stack.append(self._context)
-
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        self._local.stack.pop()
-
-
 class WriteLog(Transfer):
     """The write log part of ``PostgresStore`` (see ``WriteLogStore`` in ``store.base``)."""
 
@@ -163,9 +143,9 @@ class WriteLog(Transfer):
         self._log_ids = (str(store_id), str(secret))
 
     # -- writing --------------------------------------------------------------------------
-    def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> _Logged:
+    def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> Logged:
         """Name what this thread commits inside; see ``WriteLogStore.logged``."""
-        return _Logged(self._log_context, (action, actor, at, named))
+        return Logged(self._log_context, (action, actor, at, named))
 
     def log_note(self, kind: str, **fields: object) -> None:
         """Add ``{kind: fields}`` to the record of this thread's open write transaction
@@ -200,7 +180,7 @@ class WriteLog(Transfer):
                 body.setdefault(op, []).append(int(row))
         if notes:
             body["notes"] = notes
-        stack: list[_Context] | None = getattr(self._log_context, "stack", None)
+        stack: list[Context] | None = getattr(self._log_context, "stack", None)
         action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
         text = canonical_body(body)
         self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",

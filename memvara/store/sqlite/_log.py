@@ -46,6 +46,7 @@ from typing import Any, cast
 
 from ..._domain.ledger import Anchor, canonical_body, canonical_ids, genesis, keyed_digest, record_hash
 from ..._errors import InvalidArgumentError, StoreError
+from .._log_context import Context, Logged
 from ._connections import MEMORY
 from ._core import StoreCore
 from ._rows import claim_rowid
@@ -94,7 +95,6 @@ LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased", "archi
            "turns_added", "turns_scrubbed", "turns_erased", "aliases_learned", "aliases_removed")
 """What a record's body holds: claims' and turns' rowids, listed; aliases, counted."""
 
-_Context = tuple[str, str, int, bool]
 _Pending = list[tuple[str, "int | None", "str | None"]]
 _APPEND = "INSERT INTO write_log (seq, at, actor, action, body, hash) VALUES (?, ?, ?, ?, ?, ?)"
 _APPEND_CHECKED = (
@@ -202,25 +202,6 @@ def _unnamed(conn: sqlite3.Connection, query: str, top: int, seen: int, ours: li
         found[-1][0] if found else top)
 
 
-class _Logged:
-    """``WriteLog.logged()``: a class, not a generator, as it wraps every write."""
-
-    __slots__ = ("_local", "_context")
-
-    def __init__(self, local: threading.local, context: _Context) -> None:
-        self._local = local
-        self._context = context
-
-    def __enter__(self) -> None:
-        stack: list[_Context] | None = getattr(self._local, "stack", None)
-        if stack is None:
-            stack = self._local.stack = []
-        stack.append(self._context)
-
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        self._local.stack.pop()
-
-
 _LOGGING = "SELECT 1 FROM temp.sqlite_master WHERE name = 'mv_log_actors'"
 """Whether this connection logs (its writer made the log's temporary objects)."""
 
@@ -300,12 +281,12 @@ class WriteLog(StoreCore):
         meanwhile takes the ``seq`` and sends the append back to the table."""
 
     # -- writing --------------------------------------------------------------------------
-    def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> _Logged:
+    def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> Logged:
         """Name what this thread commits inside: the API verb, who asked, and when (the
         memory's clock, UTC microseconds); ``named``: the caller gave the actor, so each
         claim added records it (otherwise a claim's actor is its scope's default, which
         ``why()`` derives). Nested calls keep the outermost name."""
-        return _Logged(self._log_context, (action, actor, at, named))
+        return Logged(self._log_context, (action, actor, at, named))
 
     def log_note(self, kind: str, **fields: object) -> None:
         """Add ``{kind: fields}`` to the record of this thread's open write transaction
@@ -367,7 +348,7 @@ class WriteLog(StoreCore):
             body, text, kept = self._body(conn, rows)
             new = _new_rows(body, top)
             new_turns = _new_turns(body, top_turn)
-        stack: list[_Context] | None = getattr(self._log_context, "stack", None)
+        stack: list[Context] | None = getattr(self._log_context, "stack", None)
         action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
         seq, prev = self._log_last or self._read_head(conn)
         seq += 1
