@@ -19,9 +19,7 @@ transaction, all or nothing.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -44,6 +42,7 @@ from ..schema import PredicateRegistry, PredicateSpec
 from ..telemetry import Recorder
 from .echo import echoes, strip_blocks
 from .encode import encode_checked
+from .recent import RecentTurns
 from .writer import Writer
 from ..embed import Embedder
 from ..store.base import Store
@@ -74,10 +73,6 @@ class Turn:
     id: str | None = None  # an Episode's own id, when it was given one
 
 
-_Recent = tuple[list[str], list[int], npt.NDArray[np.float32]]
-"""A scope's latest turns: their roles, their times (``ts``, microseconds), their vectors."""
-
-
 class Ingest:
     """Runs ``add()`` for one memory: its writer, store, embedder, model and options."""
 
@@ -103,11 +98,10 @@ class Ingest:
         self._redactor = redactor
         self._recorder = recorder
         self._resolve_entities = resolve_entities
-        # Latest turn vectors per scope, so a near-duplicate check costs a matmul, not
-        # a read of the sidecar: seeded from the store the first time a scope is seen,
-        # then kept current by this process's own adds (least recently used dropped).
-        self._recent: OrderedDict[Scope, _Recent] = OrderedDict()
-        self._recent_lock = threading.Lock()  # a background worker adds beside the caller
+        # Latest turn vectors per scope, so a near-duplicate check costs a product, not
+        # a read of the sidecar (recent.py).
+        self._recent = RecentTurns(store, turns=RECENT_TURNS, scopes=RECENT_SCOPES,
+                                   threshold=NEAR_DUPLICATE)
 
     def add(
         self, messages: object, role: str, ts: datetime | None, scope: Scope,
@@ -202,7 +196,7 @@ class Ingest:
                 episode_vectors=kept_vectors if episodes else None,
             )
         if episodes:
-            self._remember_recent(scope, [t.role for t in kept], kept_at, kept_vectors)
+            self._recent.remember(scope, [t.role for t in kept], kept_at, kept_vectors)
         receipt = replace(
             receipt,
             skipped=tuple(skipped),
@@ -297,30 +291,19 @@ class Ingest:
         """The turns that are no near-copy (cosine ``NEAR_DUPLICATE`` or more) of a turn
         of the same role said within the window: one of the scope's recent ones, or one
         kept earlier in this call."""
-        roles, times, recent = self._recent_turns(scope)
-        window = self._window
-        # The cosines first, as one product for the call against the recent turns and
-        # one a turn against the turns kept before it; only the rare turn that comes
-        # close to another has the other's role and time looked at.
-        close: npt.NDArray[np.bool_] = np.zeros((0, len(turns)), dtype=np.bool_)
-        if recent.shape[0] and recent.shape[1:] == vectors.shape[1:]:
-            close = np.asarray(recent @ vectors.T >= NEAR_DUPLICATE)
-        near: list[bool] = np.any(close, axis=0).tolist()
+        near = self._recent.near(scope, [t.role for t in turns], at, vectors, self._window)
+        # one product for the call's turns against each other; only a turn that comes
+        # close to an earlier one has the other's role looked at
+        close = vectors @ vectors.T >= NEAR_DUPLICATE if len(turns) > 1 else None
         keep: list[int] = []
+        kept = [False] * len(turns)
         for i, turn in enumerate(turns):
-            if near[i] and any(
-                    roles[j] == turn.role and abs(times[j] - at[i]) <= window
-                    for j in np.flatnonzero(close[:, i])):
+            if near[i] or (close is not None and any(
+                    kept[j] and turns[j].role == turn.role for j in np.flatnonzero(close[:i, i]))):
                 skipped.append(Skip(turn.content, "near_duplicate"))
                 continue
-            if keep:
-                sims = vectors[keep] @ vectors[i]
-                if sims.max() >= NEAR_DUPLICATE and any(
-                        turns[keep[j]].role == turn.role
-                        for j in np.flatnonzero(sims >= NEAR_DUPLICATE)):
-                    skipped.append(Skip(turn.content, "near_duplicate"))
-                    continue
             keep.append(i)
+            kept[i] = True
         if len(keep) == len(turns):  # the common case: nothing was near (no copy made)
             return turns, vectors, at
         return [turns[i] for i in keep], vectors[keep], [at[i] for i in keep]
@@ -328,39 +311,7 @@ class Ingest:
     def use_embedder(self, embedder: Embedder) -> None:
         """Encode with ``embedder`` from now on; the cached turn vectors were another's."""
         self._embedder = embedder
-        with self._recent_lock:
-            self._recent.clear()
-
-    def _remember_recent(
-        self, scope: Scope, new_roles: list[str], new_times: list[int],
-        stored: npt.NDArray[np.float32],
-    ) -> None:
-        """After a commit: the stored turns join the scope's recent ones."""
-        roles, times, recent = self._recent_turns(scope)
-        if recent.shape[1:] == stored.shape[1:]:
-            kept = ([*roles, *new_roles], [*times, *new_times], np.concatenate([recent, stored]))
-        else:
-            kept = (new_roles, new_times, stored)
-        with self._recent_lock:
-            self._recent[scope] = (kept[0][-RECENT_TURNS:], kept[1][-RECENT_TURNS:],
-                                   kept[2][-RECENT_TURNS:])
-            self._recent.move_to_end(scope)
-
-    def _recent_turns(self, scope: Scope) -> _Recent:
-        """The scope's latest turns, oldest first: their roles, times and vectors."""
-        with self._recent_lock:
-            recent = self._recent.get(scope)
-            if recent is not None:
-                self._recent.move_to_end(scope)
-                return recent
-        stamps, vectors = self._store.recent_turns(scope, RECENT_TURNS)
-        recent = ([role for role, _ in stamps[::-1]], [ts for _, ts in stamps[::-1]],
-                  vectors[::-1])
-        with self._recent_lock:
-            self._recent[scope] = recent
-            while len(self._recent) > RECENT_SCOPES:
-                self._recent.popitem(last=False)
-        return recent
+        self._recent.clear()
 
     def _rule_claim(
         self, found: _rules.RuleClaim, episode: Episode, scope: Scope, now: int, speaker: str,
