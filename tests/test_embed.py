@@ -77,15 +77,16 @@ def test_small_inputs_hashed_in_python_match_the_numpy_path_bit_for_bit() -> Non
 def test_the_feature_memos_are_bounded_and_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     import memvara.embed as embed
 
-    monkeypatch.setattr(embed, "_TRIGRAM_CACHE_SIZE", 8)
+    monkeypatch.setattr(embed, "_TRIGRAM_CACHE_SIZE", 2)
     monkeypatch.setattr(embed, "_WORD_CACHE_SIZE", 2)
     embedder, fresh = HashingEmbedder(), HashingEmbedder()
-    texts = ["user lives in Berlin", "user works at Acme", "user lives in Berlin",
-             " ".join(f"word{i}" for i in range(60))]  # long: the numpy path
+    long = " ".join(f"word{i}" for i in range(60))  # the numpy path
+    texts = ["user lives in Berlin", "user works at Acme", "user lives in Berlin", long, long]
     for text in texts:
         assert np.array_equal(embedder.encode([text]), fresh.encode([text]))
-        assert len(embedder._trigram_cache) <= 8 + len(text) + 2
+        assert len(embedder._trigram_cache) <= 2 + len(text) + 2
         assert len(embedder._word_cache) <= 2 + len(text.split())
+        assert len(embedder._spelling_cache) <= 2 + len(text.split())
 
 
 def test_words_are_hashed_without_surrounding_punctuation() -> None:

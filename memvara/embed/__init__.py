@@ -136,6 +136,7 @@ class HashingEmbedder:
         self._dim = dim
         self._trigram_cache: dict[tuple[int, int, int], tuple[int, float]] = {}
         self._word_cache: dict[str, tuple[int, float]] = {}
+        self._spelling_cache: dict[str, tuple[tuple[tuple[int, float], ...], int, int]] = {}
 
     @property
     def dim(self) -> int:
@@ -163,7 +164,7 @@ class HashingEmbedder:
             folded.append(" " + " ".join(text.casefold().split()) + " ")
         encoded = [s.encode("utf-8", "surrogatepass") for s in folded]
         if sum(map(len, encoded)) <= _SMALL_INPUT:
-            return self._encode_small(encoded, folded)
+            return self._encode_small(folded)
         out = np.empty((n, dim), dtype=np.float32)
         rows = max(1, _BLOCK_VALUES // dim)
         for start in range(0, n, rows):
@@ -182,40 +183,57 @@ class HashingEmbedder:
             np.divide(vectors, norms[:, None], out=out[start:stop], casting="unsafe")
         return out
 
-    def _encode_small(self, encoded: list[bytes], folded: list[str]) -> npt.NDArray[np.float32]:
+    def _encode_small(self, folded: list[str]) -> npt.NDArray[np.float32]:
         """``encode`` for a few short texts: the same features, the same bits out.
 
-        Trigram features are memoized (text reuses a small vocabulary of trigrams); the
-        sums are of small integers, so they are exact in any order, and dividing in
-        float64 before rounding to float32 matches the numpy path bit for bit.
+        A text's trigrams are those of each word with a space either side plus one
+        across each space between two words, so each word's features (its trigrams and
+        itself) are memoized together: a text costs a lookup a word, not a trigram
+        (text reuses a small vocabulary). The sums are of small integers, so they are
+        exact in any order, and dividing in float64 before rounding to float32 matches
+        the numpy path bit for bit.
         """
         dim = self._dim
-        known, words = self._trigram_cache, self._word_cache
+        known, spelled = self._trigram_cache, self._spelling_cache
         if len(known) > _TRIGRAM_CACHE_SIZE:
             known.clear()
-        if len(words) > _WORD_CACHE_SIZE:
-            words.clear()
-        vectors = np.zeros((len(encoded), dim), dtype=np.float32)
-        for row, (data, text) in enumerate(zip(encoded, folded)):
+        if len(spelled) > _WORD_CACHE_SIZE:
+            spelled.clear()
+        vectors = np.zeros((len(folded), dim), dtype=np.float32)
+        for row, text in enumerate(folded):
             buckets: dict[int, float] = {}
             get = buckets.get
-            for trigram in zip(data, data[1:], data[2:]):
-                feature = known.get(trigram)
-                if feature is None:
-                    feature = known[trigram] = self._trigram_feature(*trigram)
-                bucket, weight = feature
-                buckets[bucket] = get(bucket, 0.0) + weight
+            last = -1  # the last byte of the word before, once there is one
             for word in text.split():
-                feature = words.get(word)
-                if feature is None:
-                    feature = words[word] = self._word_feature(word)
-                bucket, weight = feature
-                if weight:
+                spelling = spelled.get(word)
+                if spelling is None:
+                    spelling = spelled[word] = self._spelling(word)
+                features, first, end = spelling
+                if last >= 0:
+                    across = known.get((last, 32, first))
+                    if across is None:
+                        across = known[(last, 32, first)] = self._trigram_feature(last, 32, first)
+                    buckets[across[0]] = get(across[0], 0.0) + across[1]
+                for bucket, weight in features:
                     buckets[bucket] = get(bucket, 0.0) + weight
+                last = end
             norm = math.sqrt(sum(v * v for v in buckets.values()))
             if norm > 0:
-                vectors[row, list(buckets)] = [v / norm for v in buckets.values()]
+                k = len(buckets)
+                vectors[row, np.fromiter(buckets, np.intp, k)] = np.fromiter(
+                    buckets.values(), np.float64, k) / norm
         return vectors
+
+    def _spelling(self, word: str) -> tuple[tuple[tuple[int, float], ...], int, int]:
+        """A word's features as ``_encode_small`` adds them: the trigrams of the word with
+        a space either side and the word's own feature (none for punctuation alone), and
+        its first and last byte (for the trigrams across the spaces beside it)."""
+        data = b" " + word.encode("utf-8", "surrogatepass") + b" "
+        features = [self._trigram_feature(*trigram) for trigram in zip(data, data[1:], data[2:])]
+        bucket, weight = self._word_feature(word)
+        if weight:
+            features.append((bucket, weight))
+        return tuple(features), data[1], data[-2]
 
     def _trigram_feature(self, a: int, b: int, c: int) -> tuple[int, float]:
         """The bucket and sign of one byte trigram: ``_trigrams``' hash, one at a time."""
