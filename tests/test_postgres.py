@@ -12,6 +12,7 @@ import multiprocessing
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 import pytest
@@ -199,6 +200,34 @@ def test_read_only_creates_nothing_and_refuses_writes(dsn: str, schema: str) -> 
         reader.insert_claims([claim("Bob", "Paris", NOW)], None)
     reader.close()
     writer.close()
+
+
+@pytest.mark.parametrize(("dropped", "read_only", "refused", "connections"), [
+    # read-only, a schema from before the log: refused once the reader asks for its keys
+    (("write_log", "claim_log", "imported_log", "log_pending", "log_keys"), True,
+     "log_keys", 2),
+    (("write_log",), False, '"claim_log" already exists', 1),  # the log's tables fail
+    (("reviews",), False, '"evidence" already exists', 2),  # the last part's tables fail
+])
+def test_an_open_that_fails_closes_every_connection_it_opened(
+        dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch, dropped: tuple[str, ...],
+        read_only: bool, refused: str, connections: int) -> None:
+    import psycopg
+
+    PostgresStore(dsn, schema=schema).close()
+    admin(dsn, *(f"DROP TABLE {schema}.{table}" for table in dropped))
+    opened: list[psycopg.Connection[Any]] = []
+    connect = psycopg.connect
+
+    def recorded(*args: Any, **kwargs: Any) -> psycopg.Connection[Any]:
+        conn = connect(*args, **kwargs)  # the real connection, only noted
+        opened.append(conn)
+        return conn
+
+    monkeypatch.setattr(psycopg, "connect", recorded)
+    with pytest.raises(StoreError, match=refused):
+        PostgresStore(dsn, schema=schema, read_only=read_only)
+    assert len(opened) == connections and all(conn.closed for conn in opened)
 
 
 def test_a_connection_dropped_mid_write_writes_nothing(dsn: str, store: PostgresStore) -> None:

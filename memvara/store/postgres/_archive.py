@@ -18,7 +18,7 @@ from ..._domain.model import Claim, Scope
 from .._transfer import ClaimRecord
 from ..sqlite._rows import ARCHIVED_COLUMNS, archived_record, claim_rowid, decode_claim
 from . import _sql
-from ._log import WriteLog, ensure_tables
+from ._log import WriteLog
 from ._writes import CLAIM_COLUMNS
 
 __all__ = ["Archive"]
@@ -53,13 +53,10 @@ _CLOSURES = (
 class Archive(WriteLog):
     """``archive_claims``, ``restore_archived`` and ``archived_claims``."""
 
-    def __init__(
-        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
-        read_only: bool = False,
-    ) -> None:
-        super().__init__(dsn, schema=schema, lock_timeout=lock_timeout, read_only=read_only)
-        if not read_only:
-            ensure_tables(self, "claims_archive", ARCHIVE_DDL)
+    def _on_open(self, writer: Any) -> None:
+        super()._on_open(writer)
+        if not self._read_only:
+            self._ensure_tables(writer, "claims_archive", ARCHIVE_DDL)
         self._claim_columns = ", ".join(r[0] for r in self._query(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = %s"
             " AND table_name = 'claims' ORDER BY ordinal_position", [self._schema]))

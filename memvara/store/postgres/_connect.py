@@ -1,5 +1,6 @@
 """Connections, transactions and snapshots of the PostgreSQL store; the state every
-part of it shares, and psycopg's errors turned into memvara's.
+part of it shares, the hook each part sets itself up in on opening (``_on_open``), and
+psycopg's errors turned into memvara's.
 
 One writer connection per store, taken under a lock for a transaction (``BEGIN`` /
 ``SAVEPOINT`` as the SQLite store does); one reader connection per thread, in
@@ -73,8 +74,31 @@ class Connections:
         self._closed = False
         self._dim: int | None = None
         self._writer = self._connect(create=True)
+        try:
+            self._on_open(self._writer)
+        except BaseException:  # a store that did not open holds no connection
+            self._shut()
+            raise
 
     # -- opening ------------------------------------------------------------------
+    def _on_open(self, writer: Any) -> None:
+        """Ready each part of the store once the schema is made or checked: called once,
+        at the end of opening, with the writer (autocommit). A part that keeps tables or
+        state of its own extends it, ``super()._on_open(writer)`` first, so the parts
+        set up in the order they are stacked. What it raises fails the open, after every
+        connection is closed."""
+
+    def _ensure_tables(self, writer: Any, marker: str, statements: Sequence[str]) -> None:
+        """Create ``statements``' objects in the schema unless table ``marker`` is there
+        already (under the schema's advisory lock, so two openers make them once)."""
+        with self._translated(), writer.transaction():
+            writer.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                           [f"memvara-schema:{self._schema}"])
+            if writer.execute("SELECT to_regclass(%s)", [f"{self._schema}.{marker}"]).fetchone()[0]:
+                return
+            for statement in statements:
+                writer.execute(statement)
+
     def _connect(self, *, create: bool = False) -> Any:
         try:
             conn = self._pg.connect(self._dsn, autocommit=True, connect_timeout=10)
@@ -395,8 +419,12 @@ class Connections:
                 return
             if self._unswept:
                 self._drop_spent({table: sorted(tokens) for table, tokens in self._unswept.items()})
-            self._closed = True
-            with self._readers_lock:
-                readers, self._readers = self._readers, []
-            for conn in [self._writer, *readers]:
-                conn.close()
+            self._shut()
+
+    def _shut(self) -> None:
+        """Mark the store closed and close every connection it opened."""
+        self._closed = True
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for conn in [self._writer, *readers]:
+            conn.close()

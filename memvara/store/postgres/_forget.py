@@ -22,7 +22,6 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from . import _sql
 from ._archive import Archive
-from ._log import ensure_tables
 from ._writes import content_hash
 
 __all__ = ["Forgetting"]
@@ -52,13 +51,10 @@ def _alias_subtree(scope: Scope) -> tuple[str, list[object]]:
 class Forgetting(Archive):
     """``erase_subject`` and the tombstones."""
 
-    def __init__(
-        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
-        read_only: bool = False,
-    ) -> None:
-        super().__init__(dsn, schema=schema, lock_timeout=lock_timeout, read_only=read_only)
-        if not read_only:
-            ensure_tables(self, "tombstones", FORGET_DDL)
+    def _on_open(self, writer: Any) -> None:
+        super()._on_open(writer)
+        if not self._read_only:
+            self._ensure_tables(writer, "tombstones", FORGET_DDL)
 
     def erase_subject(
         self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,

@@ -40,7 +40,7 @@ from ..sqlite._rows import claim_rowid
 from . import _sql
 from ._transfer import Transfer
 
-__all__ = ["WriteLog", "ensure_tables"]
+__all__ = ["WriteLog"]
 
 
 def _trigger(table: str, event: str, name: str, select: str) -> tuple[str, str]:
@@ -107,39 +107,20 @@ LOG_DDL = (
 """The write log's tables and triggers (added to a schema that lacks them on open)."""
 
 
-def ensure_tables(store: Any, marker: str, statements: Sequence[str]) -> None:
-    """Create ``statements``' objects in the store's schema unless table ``marker`` is
-    there already (under the schema's advisory lock, so two openers make them once)."""
-    conn = store._writer
-    with store._translated(), conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                     [f"memvara-schema:{store._schema}"])
-        if conn.execute("SELECT to_regclass(%s)", [f"{store._schema}.{marker}"]).fetchone()[0]:
-            return
-        for statement in statements:
-            conn.execute(statement)
-
-
 class WriteLog(Transfer):
     """The write log part of ``PostgresStore`` (see ``WriteLogStore`` in ``store.base``)."""
 
-    def __init__(
-        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
-        read_only: bool = False,
-    ) -> None:
-        super().__init__(dsn, schema=schema, lock_timeout=lock_timeout, read_only=read_only)
+    def _on_open(self, writer: Any) -> None:
+        super()._on_open(writer)
         self._log_context = threading.local()
-        if not read_only:
-            ensure_tables(self, "write_log", LOG_DDL)
+        if not self._read_only:
+            self._ensure_tables(writer, "write_log", LOG_DDL)
             with self._translated():
-                self._writer.execute(
+                writer.execute(
                     "INSERT INTO log_keys (store_id, secret) VALUES (%s, %s)"
                     " ON CONFLICT DO NOTHING", [secrets.token_hex(16), secrets.token_hex(32)])
-        try:  # a read-only store of a schema made before the log: refused, named
-            ((store_id, secret),) = self._query("SELECT store_id, secret FROM log_keys")
-        except StoreError:
-            super().close()  # the connections (the subclass's own parts are not made yet)
-            raise
+        # a read-only store of a schema made before the log: refused, named (StoreError)
+        ((store_id, secret),) = self._query("SELECT store_id, secret FROM log_keys")
         self._log_ids = (str(store_id), str(secret))
 
     # -- writing --------------------------------------------------------------------------

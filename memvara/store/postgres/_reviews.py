@@ -20,7 +20,6 @@ from ..._errors import StoreError
 from . import _sql
 from ._forget import Forgetting
 from .._review_rows import EVIDENCE_COLUMNS, REVIEW_COLUMNS, evidence_record, review_record
-from ._log import ensure_tables
 
 __all__ = ["Reviews"]
 
@@ -71,13 +70,10 @@ def _review(row: Sequence[Any]) -> Review:
 class Reviews(Forgetting):
     """``file_evidence``, ``open_review``, ``reviews``, ``review`` and ``close_review``."""
 
-    def __init__(
-        self, dsn: str, *, schema: str = "memvara", lock_timeout: float = 30.0,
-        read_only: bool = False,
-    ) -> None:
-        super().__init__(dsn, schema=schema, lock_timeout=lock_timeout, read_only=read_only)
-        if not read_only:
-            ensure_tables(self, "reviews", REVIEW_DDL)
+    def _on_open(self, writer: Any) -> None:
+        super()._on_open(writer)
+        if not self._read_only:
+            self._ensure_tables(writer, "reviews", REVIEW_DDL)
 
     def file_evidence(
         self, scope: Scope, slot: tuple[str, str, str, int], grounds: Sequence[str],
