@@ -1,11 +1,16 @@
 """The PostgreSQL server the tests run against: ``MEMVARA_TEST_PG_DSN`` names it
 (``.ci/postgres-up`` starts one and prints it). Without it, or without the ``postgres``
-extra, a test that asks for it skips, saying why. Tests never mock the server."""
+extra, a test that asks for it skips, saying why. Tests never mock the server.
+
+The ``dsn`` and ``schema`` fixtures are shared by importing them into a test module
+(``from .postgres_server import dsn, schema``), as ``tests/cli_story.py``'s ``story`` is.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -37,3 +42,17 @@ def drop_schemas(dsn: str, schemas: list[str]) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         for schema in schemas:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def dsn() -> str:
+    """The test server's DSN; the test skips, saying why, when there is none."""
+    return pg_dsn()
+
+
+@pytest.fixture
+def schema(dsn: str) -> Iterator[str]:
+    """A schema of the test's own, dropped with everything in it afterwards."""
+    name = fresh_schema()
+    yield name
+    drop_schemas(dsn, [name])

@@ -37,22 +37,11 @@ from memvara._domain.time import to_micros
 from memvara.store import TimeQuery
 
 from .conftest import Clock
-from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+from .postgres_server import drop_schemas, fresh_schema
+from .postgres_server import dsn, schema  # noqa: F401 - the fixtures the tests below take
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
-
-
-@pytest.fixture
-def dsn() -> str:
-    return pg_dsn()
-
-
-@pytest.fixture
-def schema(dsn: str) -> Iterator[str]:
-    name = fresh_schema()
-    yield name
-    drop_schemas(dsn, [name])
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ schema's own tables, a read-only store verifying, and writes made outside memvar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -15,24 +14,13 @@ from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_h
 from memvara._read import audit
 
 from .conftest import Clock
-from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+from .postgres_server import drop_schemas, fresh_schema
+from .postgres_server import dsn, schema  # noqa: F401 - the fixtures the tests below take
 
 STATES3 = ("live", "ended", "retired")
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
-
-
-@pytest.fixture
-def dsn() -> str:
-    return pg_dsn()
-
-
-@pytest.fixture
-def schema(dsn: str) -> Iterator[str]:
-    name = fresh_schema()
-    yield name
-    drop_schemas(dsn, [name])
 
 
 def opened(dsn: str, schema: str, clock: Clock, **kwargs: bool) -> Memvara:

@@ -43,7 +43,7 @@ from memvara._domain.time import to_micros
 from memvara.embed import HashingEmbedder
 
 from .conftest import Clock, embed_all
-from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+from .postgres_server import dsn, schema  # noqa: F401 - the fixtures the tests below take
 
 WORDS = ("tea coffee berlin paris lisbon acme globex running runs ran runner pottery"
          " guitar chess kayak sailing quiet loud river mountain green blue red").split()
@@ -53,11 +53,9 @@ TERMS = (["tea"], ["green", "tea"], ["running"], ["runs", "runner", "ran"], ["be
 
 
 @pytest.fixture
-def pair(clock: Clock) -> Iterator[tuple[Memvara, Memvara]]:
-    dsn = pg_dsn()
+def pair(clock: Clock, dsn: str, schema: str) -> Iterator[tuple[Memvara, Memvara]]:
     from memvara.store.postgres import PostgresStore
 
-    schema = fresh_schema()
     lite = Memvara(clock=clock, llm=NullLLM())
     pg = Memvara(store=PostgresStore(dsn, schema=schema), clock=clock, llm=NullLLM())
     try:
@@ -65,7 +63,6 @@ def pair(clock: Clock) -> Iterator[tuple[Memvara, Memvara]]:
     finally:
         lite.close()
         pg.close()
-        drop_schemas(dsn, [schema])
 
 
 def phrase(rng: random.Random) -> str:

@@ -23,16 +23,12 @@ from memvara.store import TimeQuery
 from memvara.store.sqlite._bm25 import PLAN_MIN_ROWS
 
 from .conftest import Clock
-from .postgres_server import drop_schemas, fresh_schema, pg_dsn
+from .postgres_server import drop_schemas, fresh_schema
+from .postgres_server import dsn  # noqa: F401 - the fixture the tests below take
 from .test_forget_subject import ALIAS, NAME, seeded
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
-
-
-@pytest.fixture
-def dsn() -> str:
-    return pg_dsn()
 
 
 @pytest.fixture
