@@ -10,8 +10,10 @@ Fills a fresh schema ``bench_pg_writes_<size>`` of the server ``--dsn`` or
 ``--calls`` single ``remember()`` calls on fresh slots and as many revising a single-valued
 slot, timing every statement the store sends (psycopg's ``Cursor.execute`` and
 ``executemany`` are wrapped for the measured calls only; each is one round trip to the
-server). Printed per kind of write: statements per call, the median call's wall time and
-the part of it spent waiting on statements, and a table of the statements by time. Two
+server, except the commit's, which the store sends in one pipeline: they return at once,
+and the wait for them shows in "the rest"). Printed per kind of write: statements per
+call, the median call's wall time and the part of it spent waiting on statements, and a
+table of the statements by time. Two
 floors come first, on a plain connection: a ``SELECT 1`` round trip, and a one-row
 ``INSERT`` in its own transaction (a durable commit: ``synchronous_commit`` as the
 server is set). The schema is dropped afterwards.

@@ -420,3 +420,55 @@ def test_many_writer_processes_keep_every_write_and_one_live_value(
             live = mem.get_all(subject="Alice", predicate="lives_in", known_at=known,
                                valid_at=known)
             assert len(live) == 1, known
+
+
+def planned_rows(dsn: str, schema: str, table: str) -> float:
+    """What the planner believes ``table`` holds (``-1``: it has no statistics yet)."""
+    ((rows,),) = admin(dsn, f"SELECT reltuples FROM pg_class WHERE oid = '{schema}.{table}'::regclass")
+    return float(rows)  # type: ignore[arg-type]
+
+
+def test_a_table_grown_by_a_fifth_takes_fresh_statistics_at_once(
+    dsn: str, store: PostgresStore, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without them the planner takes a bulk-filled table for empty until autovacuum's
+    next nap, and reads a slot through every row of its scope."""
+    import memvara.store.postgres._connect as connect
+
+    monkeypatch.setattr(connect, "ANALYZE_MIN_ROWS", 50)
+
+    def write(n: int, tag: str) -> None:
+        store.insert_claims([claim(f"{tag}{i}", "Berlin", NOW) for i in range(n)], None)
+
+    write(49, "a")  # under the floor: nothing asked
+    assert planned_rows(dsn, schema, "claims") == -1
+    write(251, "b")  # 300 rows grown from nothing known
+    assert planned_rows(dsn, schema, "claims") == 300
+    assert planned_rows(dsn, schema, "claim_terms") > 0
+    second = PostgresStore(dsn, schema=schema)  # another process: it reads what is known
+    second.insert_claims([claim(f"s{i}", "Berlin", NOW) for i in range(55)], None)
+    second.close()
+    assert planned_rows(dsn, schema, "claims") == 300  # 55 rows: under a fifth of 300
+    write(55, "c")
+    assert planned_rows(dsn, schema, "claims") == 300
+    write(10, "d")  # 65 since this store took them: past a fifth
+    assert planned_rows(dsn, schema, "claims") == 420
+
+
+def test_statistics_another_session_is_taking_are_not_waited_for(
+    dsn: str, store: PostgresStore, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    import memvara.store.postgres._connect as connect
+
+    monkeypatch.setattr(connect, "ANALYZE_MIN_ROWS", 50)
+    with psycopg.connect(dsn) as other:  # holds the lock ANALYZE takes, as autovacuum would
+        other.execute(f"LOCK TABLE {schema}.claims IN SHARE UPDATE EXCLUSIVE MODE")
+        store.insert_claims([claim(f"a{i}", "Berlin", NOW) for i in range(60)], None)
+        assert planned_rows(dsn, schema, "claims") == -1  # skipped, and the write stands
+        other.rollback()
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    assert store.count_claims(Scope(), tq, STATES) == 60
+    store.insert_claims([claim("b", "Berlin", NOW)], None)  # the next commit takes them
+    assert planned_rows(dsn, schema, "claims") == 61

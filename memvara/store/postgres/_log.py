@@ -107,6 +107,9 @@ LOG_DDL = (
 """The write log's tables and triggers (added to a schema that lacks them on open)."""
 
 
+_HEAD = "SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1"
+
+
 class WriteLog(Transfer):
     """The write log part of ``PostgresStore`` (see ``WriteLogStore`` in ``store.base``)."""
 
@@ -140,13 +143,24 @@ class WriteLog(Transfer):
         return keyed_digest(self._log_ids[1], text)
 
     def _seal(self) -> None:
+        # Inside the commit's pipeline (``Connections._end``): the pending rows, the
+        # chain's lock and its head go in one round trip. The head is read after the lock
+        # is granted (each statement reads what was committed when it starts), so no two
+        # commits take one ``seq``; the record's insert then rides with the ``COMMIT``.
         conn = self._writer
-        rows = self._exec(conn, "DELETE FROM log_pending RETURNING id, op, row, detail").fetchall()
+        pending = self._exec(conn, "DELETE FROM log_pending RETURNING id, op, row, detail")
+        self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                   [f"memvara-log:{self._schema}"])
+        head = self._exec(conn, _HEAD)
+        with self._translated():
+            rows = pending.fetchall()
+            found = head.fetchone()
         if rows:
             rows.sort()
-            self._append(conn, rows)
+            self._append(conn, rows, (0, genesis(self._log_ids[0])) if found is None
+                         else (int(found[0]), str(found[1])))
 
-    def _append(self, conn: Any, rows: list[Any]) -> None:
+    def _append(self, conn: Any, rows: list[Any], head: tuple[int, str]) -> None:
         body: dict[str, Any] = {}
         notes: list[Any] = []
         kept: dict[int, str] = {}
@@ -164,9 +178,7 @@ class WriteLog(Transfer):
         stack: list[Context] | None = getattr(self._log_context, "stack", None)
         action, actor, at, named = stack[0] if stack else ("write", "", time.time_ns() // 1000, False)
         text = canonical_body(body)
-        self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                   [f"memvara-log:{self._schema}"])
-        seq, prev = self._read_head()
+        seq, prev = head
         seq += 1
         self._exec(conn, "INSERT INTO write_log (seq, at, actor, action, body, hash)"
                    " VALUES (%s, %s, %s, %s, %s, %s)",
@@ -188,7 +200,7 @@ class WriteLog(Transfer):
                    [new, old, list(rowids)])
 
     def _read_head(self) -> tuple[int, str]:
-        head = self._query("SELECT seq, hash FROM write_log ORDER BY seq DESC LIMIT 1")
+        head = self._query(_HEAD)
         return (0, genesis(self._log_ids[0])) if not head else (int(head[0][0]), str(head[0][1]))
 
     def _restore_claims(self, conn: Any, claims: Sequence[ClaimRecord],
