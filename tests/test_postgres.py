@@ -472,3 +472,16 @@ def test_statistics_another_session_is_taking_are_not_waited_for(
     assert store.count_claims(Scope(), tq, STATES) == 60
     store.insert_claims([claim("b", "Berlin", NOW)], None)  # the next commit takes them
     assert planned_rows(dsn, schema, "claims") == 61
+
+
+def test_a_backlog_of_vectors_is_set_at_once_and_counted(
+    dsn: str, schema: str, store: PostgresStore
+) -> None:
+    """Only claims still waiting take a vector; the count says how many did."""
+    a, b, c = store.insert_claims([claim(n, "Berlin", NOW) for n in ("A", "B", "C")], None)
+    assert store.set_claim_vectors([a.id], np.ones((1, 4), np.float32)) == 1
+    unknown = "c99999-00000000"
+    assert store.set_claim_vectors([a.id, b.id, unknown, c.id], np.full((4, 4), 2.0, np.float32)) == 2
+    assert store.claims_missing_vectors() == []
+    assert admin(dsn, f"SELECT id, (emb::real[])[1] FROM {schema}.claims ORDER BY rowid") == [
+        (a.id, 1.0), (b.id, 2.0), (c.id, 2.0)]  # the first vector kept
