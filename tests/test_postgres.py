@@ -314,6 +314,8 @@ def test_bad_writes_raise_and_change_nothing(store: PostgresStore) -> None:
         store.end_claims([(missing, at, at, None)])
     with pytest.raises(StoreError, match="not in the store"):
         store.retire_claims([(missing, at, None)])
+    with pytest.raises(StoreError, match=f"claim '{missing.id}' is not in the store"):
+        store.end_claims([(kept, at, at, None), (missing, at, at, None)])  # kept is not ended
     with pytest.raises(StoreError, match="not in the store"):
         store.reinforce_claim(missing.id, [], at)
     with pytest.raises(StoreError, match="merged is not in the store"):
@@ -324,8 +326,8 @@ def test_bad_writes_raise_and_change_nothing(store: PostgresStore) -> None:
     assert store.slot_claims(Scope(), []) == {}
     assert store.rekey_subjects(Scope(), {}, at, dry_run=False) == []
     store.save_predicates([])
-    assert [c.id for c in store.find_claims(Scope(), TimeQuery(known_at=2**62, valid_at=None), STATES)] == [
-        kept.id]
+    assert [(c.id, c.valid_to) for c in store.find_claims(
+        Scope(), TimeQuery(known_at=2**62, valid_at=None), STATES)] == [(kept.id, None)]
 
 
 def test_rebuilding_vectors_replaces_all_or_none(store: PostgresStore) -> None:

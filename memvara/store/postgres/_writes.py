@@ -196,43 +196,45 @@ class Writes(Connections):
         """End each claim's valid time, keeping an earlier end; see ``Store.end_claims``."""
         if not ends:
             return []
-        done: list[Claim] = []
         with self._writing() as conn:
-            for claim, valid_to, at, by in ends:
-                rowid = claim_rowid(claim.id)
-                self._exec(conn, (
-                    "INSERT INTO claim_closures (claim_rowid, known_at, valid_to, ended_by)"
-                    " SELECT rowid, valid_to_known_at, valid_to, ended_by FROM claims"
-                    " WHERE rowid = %s AND id = %s AND valid_to IS NOT NULL"
-                    " AND valid_to_known_at < %s ON CONFLICT (claim_rowid, known_at) DO UPDATE"
-                    " SET valid_to = excluded.valid_to, ended_by = excluded.ended_by"),
-                    [rowid, claim.id, at])
-                self._updated(self._exec(conn, (
-                    "UPDATE claims SET valid_to = %s, valid_to_known_at = %s, ended_by = %s,"
-                    " revised = revised OR (valid_to IS NOT NULL AND valid_to_known_at < %s)"
-                    " WHERE rowid = %s AND id = %s"),
-                    [valid_to, at, by, at, rowid, claim.id]).rowcount, claim.id)
-                done.append(ended(claim, valid_to, at))
-        return done
+            # one statement a claim, in order, sent together (executemany pipelines them):
+            # the closure is read from the row before the same statement's update
+            self._update_each(conn, (
+                "WITH kept AS (INSERT INTO claim_closures (claim_rowid, known_at, valid_to, ended_by)"
+                " SELECT rowid, valid_to_known_at, valid_to, ended_by FROM claims"
+                " WHERE rowid = %s AND id = %s AND valid_to IS NOT NULL"
+                " AND valid_to_known_at < %s ON CONFLICT (claim_rowid, known_at) DO UPDATE"
+                " SET valid_to = excluded.valid_to, ended_by = excluded.ended_by)"
+                " UPDATE claims SET valid_to = %s, valid_to_known_at = %s, ended_by = %s,"
+                " revised = revised OR (valid_to IS NOT NULL AND valid_to_known_at < %s)"
+                " WHERE rowid = %s AND id = %s"),
+                [(claim_rowid(claim.id), claim.id, at, valid_to, at, by, at, claim_rowid(claim.id), claim.id)
+                 for claim, valid_to, at, by in ends], [claim.id for claim, *_ in ends])
+        return [ended(claim, valid_to, at) for claim, valid_to, at, _ in ends]
 
     def retire_claims(self, retires: Sequence[tuple[Claim, int, str | None]]) -> list[Claim]:
         """Withdraw belief in each claim; see ``Store.retire_claims``."""
         if not retires:
             return []
-        done: list[Claim] = []
         with self._writing() as conn:
-            for claim, at, by in retires:
-                self._updated(self._exec(
-                    conn, "UPDATE claims SET invalidated_at = %s, invalidated_by = %s"
-                    " WHERE rowid = %s AND id = %s",
-                    [at, by, claim_rowid(claim.id), claim.id]).rowcount, claim.id)
-                done.append(retired(claim, at, by))
-        return done
+            self._update_each(conn, "UPDATE claims SET invalidated_at = %s, invalidated_by = %s"
+                       " WHERE rowid = %s AND id = %s",
+                       [(at, by, claim_rowid(claim.id), claim.id) for claim, at, by in retires],
+                       [claim.id for claim, *_ in retires])
+        return [retired(claim, at, by) for claim, at, by in retires]
 
-    @staticmethod
-    def _updated(count: int, claim_id: str) -> None:
-        if count != 1:
-            raise StoreError(f"claim {claim_id!r} is not in the store")
+    def _update_each(self, conn: Any, sql: str, rows: list[tuple[object, ...]], claim_ids: list[str]) -> None:
+        """Run ``sql`` once a row, each updating the claim named at the same place in
+        ``claim_ids``; a claim not in the store is named (``StoreError``), and the
+        caller's transaction undoes the rest."""
+        with self._translated(), conn.cursor() as cur:
+            cur.executemany(sql, rows)
+            updated = cur.rowcount
+        if updated != len(claim_ids):
+            held = {str(r[0]) for r in self._exec(
+                conn, "SELECT id FROM claims WHERE id = ANY(%s)", [claim_ids]).fetchall()}
+            missing = next((cid for cid in claim_ids if cid not in held), claim_ids[0])
+            raise StoreError(f"claim {missing!r} is not in the store")
 
     def reinforce_claim(self, claim_id: str, sources: Sequence[str], at: int) -> Claim:
         """Count another observation and merge ``sources``; see ``Store.reinforce_claim``."""
