@@ -26,7 +26,7 @@ from ..._errors import (
     StoreLockedError,
 )
 from ..._optional import require
-from ._schema import SCHEMA_VERSION, ddl, upgrade
+from ._schema import SCHEMA_VERSION, TERM_TABLES, ddl, upgrade
 
 __all__ = ["Connections", "HINT"]
 
@@ -35,7 +35,6 @@ ANALYZE_MIN_ROWS = 1_000
 """Rows a text table must gain through one store before it takes fresh statistics."""
 ANALYZE_GROWTH = 0.2
 """...and the share of the table's size, as the planner last knew it, they must reach."""
-_TERMS = {"claims": "claim_terms", "episodes": "episode_terms"}
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _PGVECTOR_HINT = (
     "the PostgreSQL server has no pgvector extension available to this role: install it"
@@ -216,10 +215,14 @@ class Connections:
         with self._translated():
             return conn.execute(sql, params)
 
-    def _many(self, conn: Any, sql: str, rows: Sequence[Sequence[object]]) -> None:
-        if rows:
-            with self._translated(), conn.cursor() as cur:
-                cur.executemany(sql, rows)
+    def _many(self, conn: Any, sql: str, rows: Sequence[Sequence[object]]) -> int:
+        """Run ``sql`` once a row, sent together (psycopg pipelines ``executemany``); the
+        rows it changed, summed over them."""
+        if not rows:
+            return 0
+        with self._translated(), conn.cursor() as cur:
+            cur.executemany(sql, rows)
+            return int(cur.rowcount)
 
     # -- transactions -------------------------------------------------------------
     def transaction(self) -> AbstractContextManager[None]:
@@ -379,7 +382,7 @@ class Connections:
                             continue
                         with self._writer.transaction():
                             self._writer.execute("SET LOCAL lock_timeout = 50")
-                            self._writer.execute(f"ANALYZE {table}, {_TERMS[table]}")
+                            self._writer.execute(f"ANALYZE {table}, {TERM_TABLES[table]}")
                 except StoreError:
                     continue
                 self._planned[table], self._grown[table] = known + grown, 0

@@ -157,8 +157,7 @@ class WriteLog(Transfer):
             found = head.fetchone()
         if rows:
             rows.sort()
-            self._append(conn, rows, (0, genesis(self._log_ids[0])) if found is None
-                         else (int(found[0]), str(found[1])))
+            self._append(conn, rows, self._head_of(found))
 
     def _append(self, conn: Any, rows: list[Any], head: tuple[int, str]) -> None:
         body: dict[str, Any] = {}
@@ -201,7 +200,11 @@ class WriteLog(Transfer):
 
     def _read_head(self) -> tuple[int, str]:
         head = self._query(_HEAD)
-        return (0, genesis(self._log_ids[0])) if not head else (int(head[0][0]), str(head[0][1]))
+        return self._head_of(head[0] if head else None)
+
+    def _head_of(self, row: Any) -> tuple[int, str]:
+        """The chain's head from ``_HEAD``'s row: ``seq`` 0 and the genesis hash for none."""
+        return (0, genesis(self._log_ids[0])) if row is None else (int(row[0]), str(row[1]))
 
     def _restore_claims(self, conn: Any, claims: Sequence[ClaimRecord],
                         vectors: npt.NDArray[np.float32]) -> None:

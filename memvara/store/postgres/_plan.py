@@ -35,12 +35,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..sqlite._bm25 import PLAN_MIN_ROWS, idf, split, window
+from ._schema import TERM_TABLES
 
 __all__ = ["top_matches"]
 
 Query = Callable[[str, Sequence[object]], list[Any]]
 
-_TERMS = {"claims": "claim_terms", "episodes": "episode_terms"}
 
 
 def top_matches(
@@ -55,7 +55,7 @@ def top_matches(
     tokens and rows per token the reader's open write added (counted at its commit)."""
     if len(phrases) < 2:
         return None
-    terms = _TERMS[table]
+    terms = TERM_TABLES[table]
     (docs, tokens), = query("SELECT sum(docs), sum(tokens) FROM text_stats WHERE tbl = %s",
                             [table])
     rows = int(docs or 0) + pending[0]
@@ -128,7 +128,7 @@ def _scored(
         for token in tokens:
             values.append("(%s::int, %s::text, %s::int, %s::float8)")
             head.extend((i, token, len(tokens), weight))
-    terms = _TERMS[table]
+    terms = TERM_TABLES[table]
     sql = (
         f"WITH q (i, tok, n, idf) AS (VALUES {', '.join(values)})"
         f" SELECT {table}.rowid, {table}.id, s.score FROM {table} CROSS JOIN LATERAL ("

@@ -11,10 +11,13 @@ words' counts instead of counting them).
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA_VERSION", "TABLES", "ddl", "upgrade"]
+__all__ = ["SCHEMA_VERSION", "TABLES", "TERM_TABLES", "ddl", "upgrade"]
 
 SCHEMA_VERSION = 2
 """Bumped by every change to the tables; a schema recording a higher one is refused."""
+
+TERM_TABLES = {"claims": "claim_terms", "episodes": "episode_terms"}
+"""Each text table's term table (a row's tokens, for search and the word counts)."""
 
 TABLES = (
     "claims", "claim_closures", "claim_sources", "claim_terms", "episodes", "episode_terms",

@@ -20,6 +20,8 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
+from ._schema import TERM_TABLES
+
 __all__ = ["TOKENIZER", "Tokenizer", "bm25_sql"]
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -74,7 +76,7 @@ def bm25_sql(table: str, phrases: Sequence[Sequence[str]], where: str,
         for token in dict.fromkeys(tokens):
             rows.append("(%s::int, %s::text, %s::int)")
             params.extend((i, token, len(set(tokens))))
-    terms = "claim_terms" if table == "claims" else "episode_terms"
+    terms = TERM_TABLES[table]
     sql = (
         f"WITH q (i, tok, n) AS (VALUES {', '.join(rows)}),"
         f" hits AS MATERIALIZED (SELECT t.doc, q.i, min(t.tf) AS tf FROM {terms} t"

@@ -30,6 +30,7 @@ from ..sqlite._rows import claim_row, claim_rowid, decode_claim, ended, new_id, 
 from ..sqlite._rows import scope_levels, scope_of, with_id
 from . import _sql
 from ._connect import Connections
+from ._schema import TERM_TABLES
 from ._text import Tokenizer
 
 __all__ = ["CLAIM_COLUMNS", "Writes", "content_hash"]
@@ -98,8 +99,7 @@ class Writes(Connections):
     def _index(self, conn: Any, table: str, rowids: Sequence[int], texts: Sequence[str]) -> list[int]:
         """Write the rows' tokens; each row's length, for its ``tokens`` column."""
         counts = self._tokenizer.counts(texts)
-        terms = "claim_terms" if table == "claims" else "episode_terms"
-        self._many(conn, f"INSERT INTO {terms} (term, doc, tf) VALUES (%s, %s, %s)",
+        self._many(conn, f"INSERT INTO {TERM_TABLES[table]} (term, doc, tf) VALUES (%s, %s, %s)",
                    [(term, rowid, tf) for rowid, found in zip(rowids, counts)
                     for term, tf in found.items()])
         lengths = [sum(found.values()) for found in counts]
@@ -112,9 +112,8 @@ class Writes(Connections):
 
     def _unindex(self, conn: Any, table: str, rowids: Sequence[int], tokens: int) -> None:
         """Delete the rows' tokens (``tokens`` in all) and take them off the counts."""
-        terms = "claim_terms" if table == "claims" else "episode_terms"
         gone = self._exec(conn, (
-            f"WITH gone AS (DELETE FROM {terms} WHERE doc = ANY(%s) RETURNING term)"
+            f"WITH gone AS (DELETE FROM {TERM_TABLES[table]} WHERE doc = ANY(%s) RETURNING term)"
             " SELECT term, count(*) FROM gone GROUP BY term"), [list(rowids)]).fetchall()
         self._stats.append((table, -len(rowids), -tokens, {str(t): -int(n) for t, n in gone}))
 
@@ -156,14 +155,11 @@ class Writes(Connections):
             return 0
         with self._writing() as conn:
             self._check_width(conn, vectors)
-            # executemany pipelines the updates: one round trip for a backlog of 256, not
-            # 256 (its rowcount is the sum over them)
-            with self._translated(), conn.cursor() as cur:
-                cur.executemany(
-                    "UPDATE claims SET emb = %s WHERE rowid = %s AND id = %s AND emb IS NULL",
-                    [(np.asarray(vector, dtype=np.float32), claim_rowid(cid), cid)
-                     for cid, vector in zip(claim_ids, vectors)])
-                return int(cur.rowcount)
+            # one executemany: psycopg pipelines it, one round trip for a backlog of 256
+            return self._many(
+                conn, "UPDATE claims SET emb = %s WHERE rowid = %s AND id = %s AND emb IS NULL",
+                [(np.asarray(vector, dtype=np.float32), claim_rowid(cid), cid)
+                 for cid, vector in zip(claim_ids, vectors)])
 
     def slot_claims(
         self, scope: Scope, slots: Collection[tuple[str, str]], *,
@@ -218,19 +214,16 @@ class Writes(Connections):
             return []
         with self._writing() as conn:
             self._update_each(conn, "UPDATE claims SET invalidated_at = %s, invalidated_by = %s"
-                       " WHERE rowid = %s AND id = %s",
-                       [(at, by, claim_rowid(claim.id), claim.id) for claim, at, by in retires],
-                       [claim.id for claim, *_ in retires])
+                              " WHERE rowid = %s AND id = %s",
+                              [(at, by, claim_rowid(claim.id), claim.id) for claim, at, by in retires],
+                              [claim.id for claim, *_ in retires])
         return [retired(claim, at, by) for claim, at, by in retires]
 
     def _update_each(self, conn: Any, sql: str, rows: list[tuple[object, ...]], claim_ids: list[str]) -> None:
         """Run ``sql`` once a row, each updating the claim named at the same place in
         ``claim_ids``; a claim not in the store is named (``StoreError``), and the
         caller's transaction undoes the rest."""
-        with self._translated(), conn.cursor() as cur:
-            cur.executemany(sql, rows)
-            updated = cur.rowcount
-        if updated != len(claim_ids):
+        if self._many(conn, sql, rows) != len(claim_ids):
             held = {str(r[0]) for r in self._exec(
                 conn, "SELECT id FROM claims WHERE id = ANY(%s)", [claim_ids]).fetchall()}
             missing = next((cid for cid in claim_ids if cid not in held), claim_ids[0])
