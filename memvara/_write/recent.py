@@ -38,11 +38,11 @@ class _Ring:
     def extend(self, roles: Sequence[str], times: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
         """Write these turns (oldest first) over the oldest held."""
         size = len(self.roles)
-        for role, ts, row in zip(roles[-size:], times[-size:], range(max(0, len(roles) - size), len(roles))):
+        for row in range(max(0, len(roles) - size), len(roles)):  # the last ``size`` only
             i = self.next
             self.vectors[i] = vectors[row]
-            self.roles[i] = role
-            self.times[i] = ts
+            self.roles[i] = roles[row]
+            self.times[i] = times[row]
             self.next = (i + 1) % size
 
 
