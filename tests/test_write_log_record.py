@@ -1,10 +1,14 @@
 """The write log record's text built straight from the pending list (``_log._rowids``)
 must be byte for byte what the general path (``canonical_body`` of the grouped body)
-gives, or ``verify()`` would fail on records written one way and checked the other."""
+gives, or ``verify()`` would fail on records written one way and checked the other; and
+its hash must be SHA-256's whichever implementation computes it."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memvara import Memvara, SQLiteStore
-from memvara._domain.ledger import canonical_body, canonical_ids
+from memvara._domain.ledger import _builtin_sha256, canonical_body, canonical_ids, record_hash
 from memvara.store.sqlite._log import _LISTED_ALONE, LOG_OPS, _new_rows, _new_turns, _rowids
 
 from .conftest import Clock
@@ -93,3 +97,32 @@ def test_records_written_by_both_paths_verify_and_name_the_actor(tmp_path: Path,
         for claim in (bob, bob2):
             why = mem.why(claim.id)
             assert why is not None and why.actor == "hr-bot"
+
+
+# -- the record's hash ----------------------------------------------------------------------
+
+@_DETERMINISTIC
+@given(prev=st.text(alphabet="0123456789abcdef", min_size=64, max_size=64), seq=_ROWIDS,
+       at=st.integers(min_value=0, max_value=2**62), actor=st.text(), action=st.text(), body=st.text())
+def test_a_record_hash_is_hashlibs_sha256_of_the_canonical_form(
+        prev: str, seq: int, at: int, actor: str, action: str, body: str) -> None:
+    """Hashed with CPython's own SHA-256 (faster where a write hashes one record), a
+    record's hash is still the one any SHA-256 gives, so a chain checks anywhere."""
+    form = f"{prev}\n{seq}\n{at}\n{len(actor)}:{actor}\n{len(action)}:{action}\n{body}"
+    assert record_hash(prev, seq, at, actor, action, body) == \
+        hashlib.sha256(form.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_without_cpythons_own_sha256_the_hash_is_hashlibs() -> None:
+    def only(names: set[str]) -> Callable[[str], Any]:
+        def import_module(name: str) -> Any:
+            if name not in names:
+                raise ImportError(name)
+            return importlib.import_module(name)
+        return import_module
+
+    assert _builtin_sha256(only(set())) is hashlib.sha256
+    found = _builtin_sha256(only({"_sha256", "_sha2"}))
+    assert found is not hashlib.sha256
+    assert found(b"abc").hexdigest() == hashlib.sha256(b"abc").hexdigest()
+    assert _builtin_sha256(only({"json"})) is hashlib.sha256  # imported, but no sha256 in it
