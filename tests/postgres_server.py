@@ -11,8 +11,14 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+
+from memvara import Memvara, NullLLM
+
+if TYPE_CHECKING:
+    from .conftest import Clock
 
 DSN_VARIABLE = "MEMVARA_TEST_PG_DSN"
 NO_SERVER = (f"{DSN_VARIABLE} is not set: no PostgreSQL server to test against"
@@ -33,6 +39,13 @@ def pg_dsn() -> str:
 def fresh_schema() -> str:
     """A schema name no other test of this run, or of a run beside it, uses."""
     return f"t{os.getpid()}_{next(_numbers)}"
+
+
+def opened(dsn: str, schema: str, clock: Clock, **kwargs: bool) -> Memvara:
+    """A memory on a ``PostgresStore`` in ``schema`` (``kwargs``: the store's flags)."""
+    from memvara.store.postgres import PostgresStore
+
+    return Memvara(store=PostgresStore(dsn, schema=schema, **kwargs), clock=clock, llm=NullLLM())
 
 
 def drop_schemas(dsn: str, schemas: list[str]) -> None:

@@ -9,22 +9,18 @@ from datetime import timedelta
 
 import pytest
 
-from memvara import Memvara, NullLLM, Scope, StoreError
+from memvara import Scope, StoreError
 from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_hash
 from memvara._read import audit
 
 from .conftest import Clock
-from .postgres_server import drop_schemas, fresh_schema
+from .postgres_server import drop_schemas, fresh_schema, opened
 from .postgres_server import dsn, schema  # noqa: F401 - the fixtures the tests below take
 
 STATES3 = ("live", "ended", "retired")
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
-
-
-def opened(dsn: str, schema: str, clock: Clock, **kwargs: bool) -> Memvara:
-    return Memvara(store=PostgresStore(dsn, schema=schema, **kwargs), clock=clock, llm=NullLLM())
 
 
 def filled(dsn: str, schema: str, clock: Clock, writes: int = 5) -> None:

@@ -23,7 +23,7 @@ from memvara.store import TimeQuery
 from memvara.store.sqlite._bm25 import PLAN_MIN_ROWS
 
 from .conftest import Clock
-from .postgres_server import drop_schemas, fresh_schema
+from .postgres_server import drop_schemas, fresh_schema, opened
 from .postgres_server import dsn  # noqa: F401 - the fixture the tests below take
 from .test_forget_subject import ALIAS, NAME, seeded
 
@@ -36,10 +36,6 @@ def schemas(dsn: str) -> Iterator[list[str]]:
     names = [fresh_schema(), fresh_schema()]
     yield names
     drop_schemas(dsn, names)
-
-
-def opened(dsn: str, schema: str, clock: Clock, **kwargs: bool) -> Memvara:
-    return Memvara(store=PostgresStore(dsn, schema=schema, **kwargs), clock=clock, llm=NullLLM())
 
 
 def counts(dsn: str, schema: str) -> dict[str, dict[str, int]]:
