@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memvara import InvalidArgumentError, Scope
-from memvara._domain.args import UNSET, Unset, resolve_scope, resolve_states, resolve_time
+from memvara._domain.args import UNSET, Unset, check_roles, resolve_scope, resolve_states, resolve_time
 from memvara._domain.time import to_micros
 
 from .conftest import JAN, JUN
@@ -35,3 +35,14 @@ def test_resolve_states() -> None:
     assert resolve_states(None, True) == {"live", "ended", "retired"}
     with pytest.raises(InvalidArgumentError, match="states"):
         resolve_states(3, None)
+
+
+def test_check_roles_shows_the_roles_it_was_given() -> None:
+    assert check_roles(["user", "tool"]) == {"user", "tool"}
+    assert check_roles(r for r in ("user", "user")) == {"user"}  # a generator; a repeat is harmless
+    bad = "roles: expected a non-empty list drawn from ['user', 'assistant', 'system', 'tool'], got "
+    for given, shown in ((["robot"], "['robot']"), (["user", 5], "['user', 5]"), ([], "[]"),
+                         ("user", "'user'"), (7, "7")):
+        with pytest.raises(InvalidArgumentError) as caught:
+            check_roles(given)
+        assert str(caught.value) == bad + shown

@@ -161,12 +161,13 @@ def check_offset(value: object) -> int:
 def check_roles(value: object) -> frozenset[str]:
     """A non-empty collection of turn roles, each one of ``ROLES``."""
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InvalidArgumentError("roles", f"expected a list drawn from {list(ROLES)}")
-    roles = frozenset(v for v in value if isinstance(v, str))
-    if not roles or not roles <= set(ROLES) or len(roles) != len(list(value)):
         raise InvalidArgumentError(
-            "roles", f"expected a non-empty list drawn from {list(ROLES)}, got {sorted(map(repr, roles))}")
-    return roles
+            "roles", f"expected a non-empty list drawn from {list(ROLES)}, got {value!r:.60}")
+    chosen = list(value)  # read once: a generator is good for one pass
+    if not chosen or [r for r in chosen if r not in ROLES]:
+        raise InvalidArgumentError(
+            "roles", f"expected a non-empty list drawn from {list(ROLES)}, got {chosen!r:.80}")
+    return frozenset(chosen)
 
 
 def check_int(value: object, argument: str, low: int, high: int) -> int:
