@@ -103,9 +103,10 @@ class ClaimNotFoundError(MemvaraError, LookupError):
 
     code = "claim_not_found"
 
-    def __init__(self, claim_id: str) -> None:
+    def __init__(self, claim_id: str, problem: str = "", *, argument: str = "claim_id") -> None:
         self.claim_id = claim_id
-        super().__init__(f"claim_id: no claim {claim_id!r} is visible in this scope")
+        self.argument = argument
+        super().__init__(f"{argument}: {problem or f'no claim {claim_id!r} is visible in this scope'}")
 
 
 class ClosedError(MemvaraError):

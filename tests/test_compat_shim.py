@@ -366,6 +366,7 @@ def test_a_missing_memory_is_a_memvara_not_found_and_a_value_error(m: Memory) ->
         m.delete("c-none", user_id="a")
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, ClaimNotFoundError)
     assert "memory_id" in str(caught.value) and caught.value.memory_id == "c-none"
+    assert caught.value.argument == "memory_id"
     assert m.delete(added, user_id="a") == {"message": "Memory deleted successfully!"}
     assert m.get(added, user_id="a") is None
     with pytest.raises(ValueError, match="no memory"):

@@ -149,8 +149,10 @@ def test_the_manifest_is_complete_only_when_every_target_confirms(mem: Memvara) 
 def test_an_unknown_subject_is_an_error_and_writes_nothing(mem: Memvara) -> None:
     mem.remember("ann", "likes", "tea")
     anchor = mem.anchor()
-    with pytest.raises(ClaimNotFoundError, match="Nobody"):
+    with pytest.raises(ClaimNotFoundError) as caught:
         mem.forget_subject("Nobody", reason="r", requested_by="q")
+    assert str(caught.value) == "subject: no claim in this scope names 'Nobody'"
+    assert (caught.value.argument, caught.value.claim_id) == ("subject", "Nobody")
     assert mem.anchor() == anchor and mem.tombstones() == []
 
 

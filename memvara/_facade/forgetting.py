@@ -111,7 +111,8 @@ class ForgetAPI(Handle):
         with logged(self._core, "forget_subject", scope, actor):
             erased = store.erase_subject(scope, keys, (subject,), tombstone)
         if erased is None and not earlier:
-            raise ClaimNotFoundError(f"no claim in this scope names {subject!r:.60}")
+            raise ClaimNotFoundError(
+                subject, f"no claim in this scope names {subject!r:.60}", argument="subject")
         self._core.aliases.reload()
         self._core.retriever.forget_waiting()
         request = ErasureRequest(subject, erased.names if erased else (subject,),

@@ -129,7 +129,8 @@ class RetentionAPI(Handle):
                 missing = [i for i in wanted if i not in held]
                 if missing:
                     raise ClaimNotFoundError(
-                        f"the archive holds no claim {', '.join(missing[:5])} in this scope")
+                        missing[0], f"the archive holds no claim {', '.join(missing[:5])} in"
+                        " this scope", argument="claim_ids")
             return store.restore_archived(scope, wanted)
 
     def archived(

@@ -21,6 +21,7 @@ class MemoryNotFoundError(ClaimNotFoundError, ValueError):
 
     def __init__(self, memory_id: str) -> None:
         self.claim_id = self.memory_id = memory_id
+        self.argument = "memory_id"
         MemvaraError.__init__(self, f"memory_id: no memory {memory_id!r} is visible in this scope")
 
 
