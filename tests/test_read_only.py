@@ -418,6 +418,20 @@ def test_a_folder_given_as_the_path_is_named_with_the_fix(tmp_path: Path, read_o
         SQLiteStore(str(tmp_path / "nowhere" / "m.db"), read_only=read_only)
 
 
+def test_an_empty_path_or_one_of_another_type_is_refused_by_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    empty = "path: must not be empty: pass a file path, or ':memory:' for a store in RAM"
+    for opened in (lambda: Memvara("", llm=NullLLM()), lambda: SQLiteStore(""),
+                   lambda: SQLiteStore("", read_only=True)):
+        with pytest.raises(InvalidArgumentError) as caught:
+            opened()
+        assert str(caught.value) == empty
+    with pytest.raises(InvalidArgumentError, match="^path: expected a file path or ':memory:', got 5$"):
+        SQLiteStore(5)  # type: ignore[arg-type]
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("content", [b"just some text, not a database\n" * 40, b"\x00" * 512])
 def test_a_file_that_is_not_a_store_is_named_with_the_fix(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "notes.db"

@@ -106,7 +106,12 @@ class Connections:
         if not isinstance(read_only, bool):
             raise InvalidArgumentError(
                 "read_only", f"expected True or False, got {read_only!r:.40}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {path!r:.60}")
         name = os.fspath(path)
+        if not name:  # SQLite would open a private temporary file, gone at close
+            raise InvalidArgumentError("path", "must not be empty: pass a file path, or ':memory:'"
+                                       " for a store in RAM")
         self._memory = name == MEMORY
         self._path = name if self._memory else os.path.expanduser(name)
         self._busy = busy_timeout
