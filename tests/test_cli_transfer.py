@@ -124,6 +124,15 @@ def test_import_paths_that_will_not_do(story: Story, tmp_path: Path,
     assert not (tmp_path / "new.db").exists() and not (tmp_path / "no").exists()
 
 
+def test_export_into_a_missing_folder_names_the_file_asked_for(
+        story: Story, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "no" / "out.jsonl"
+    status, _, err = run(capsys, "export", "--db", story.path, "-o", str(target))
+    assert (status, err) == (2, f"memvara export: -o: {target}: the folder {tmp_path / 'no'} does"
+                                " not exist; create it first, or pass a path in a folder that"
+                                " exists\n")
+
+
 def test_through_the_console_script(story: Story, tmp_path: Path) -> None:
     env = {**os.environ, "MEMVARA_DB": story.path}
     exported = subprocess.run([sys.executable, "-m", "memvara.cli", "export"], capture_output=True,

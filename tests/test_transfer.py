@@ -284,6 +284,32 @@ def test_export_to_a_path_replaces_the_file_whole_or_not_at_all(
     assert path.read_text(encoding="utf-8") == exported(source)
 
 
+def test_export_to_a_folder_or_into_a_missing_one_names_the_path_given(
+    source: Memvara, tmp_path: Path
+) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        export_jsonl(source, tmp_path)
+    assert str(caught.value) == (f"out: {tmp_path} is a folder; pass the path of a file to write,"
+                                 f" such as {tmp_path / 'memory.jsonl'}")
+    with pytest.raises(InvalidArgumentError) as caught:
+        export_jsonl(source, tmp_path / "no" / "out.jsonl")
+    assert str(caught.value) == (f"out: {tmp_path / 'no' / 'out.jsonl'}: the folder"
+                                 f" {tmp_path / 'no'} does not exist; create it first, or pass a"
+                                 " path in a folder that exists")
+    (tmp_path / "file.txt").write_text("notes")
+    with pytest.raises(InvalidArgumentError, match="the folder .*file.txt is not a folder"):
+        export_jsonl(source, tmp_path / "file.txt" / "out.jsonl")
+    assert os.listdir(tmp_path) == ["file.txt"]  # no temporary file anywhere
+
+
+def test_a_binary_stream_is_refused_before_anything_is_written(source: Memvara) -> None:
+    for stream in (io.BytesIO(), io.BufferedWriter(io.BytesIO())):
+        with pytest.raises(InvalidArgumentError, match=(
+                r"^out: expected a text stream, got a binary one \((BytesIO|BufferedWriter)\):"
+                r" open the file in text mode, encoding='utf-8'$")):
+            export_jsonl(source, stream)  # type: ignore[arg-type]
+
+
 def test_a_big_export_is_written_in_batches(clock: Clock) -> None:
     with Memvara(clock=clock, llm=NullLLM()) as src, Memvara(clock=clock, llm=NullLLM()) as dst:
         src.remember_many([Claim(f"user_{i}", "likes", "tea") for i in range(1100)])

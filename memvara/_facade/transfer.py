@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import os
 import tempfile
 from collections.abc import Iterator
@@ -72,7 +73,8 @@ def export_jsonl(
         and how many ``archived`` claims, ``tombstones`` and ``log`` records when any were.
 
     Raises:
-        InvalidArgumentError: ``mem`` or ``out`` is not one of those.
+        InvalidArgumentError: ``mem`` or ``out`` is not one of those (a binary stream, a
+            folder, a path in a folder that does not exist).
         StoreError: the store cannot export (it is no ``TransferStore``).
         OSError: the file cannot be written.
         BackgroundWriteError: a queued ``add(wait=False)`` failed (nothing was written).
@@ -88,11 +90,22 @@ def export_jsonl(
     if not callable(getattr(out, "write", None)):
         raise InvalidArgumentError("out", f"expected a path or a writable text stream, got"
                                    f" {type(out).__name__}")
+    if isinstance(out, (io.RawIOBase, io.BufferedIOBase)):
+        raise InvalidArgumentError("out", f"expected a text stream, got a binary one"
+                                   f" ({type(out).__name__}): open the file in text mode,"
+                                   " encoding='utf-8'")
     return _write(core, scope, out, include_log)
 
 
 def _to_path(core: Core, scope: Scope, path: str, include_log: bool) -> dict[str, int]:
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):  # checked here: the temporary file's name would be the one shown
+        raise InvalidArgumentError("out", f"{path} is a folder; pass the path of a file to"
+                                   f" write, such as {os.path.join(path, 'memory.jsonl')}")
+    if not os.path.isdir(folder):
+        state = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise InvalidArgumentError("out", f"{path}: the folder {folder} {state}; create it"
+                                   " first, or pass a path in a folder that exists")
     fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

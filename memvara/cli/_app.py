@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_OPTION = {"k": "-k", "query": "QUERY", "claim_id": "CLAIM_ID"}
+_OPTION = {"k": "-k", "query": "QUERY", "claim_id": "CLAIM_ID", "out": "-o"}
 
 
 def _argument(name: str, command: str) -> str:
