@@ -296,6 +296,15 @@ def test_search_scores_explain_and_threshold(m: Memory) -> None:
     assert 0 < best["score"] <= 2 and best["score_details"]["summary"]
     assert m.search("Berlin", user_id="a", threshold=2.0)["results"] == []
     assert "score_details" not in m.search("Berlin", user_id="a")["results"][0]
+    assert m.search("Berlin", user_id="a", threshold=0)["results"][0]["id"] == best["id"]
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, float("nan"), "high", True])
+def test_a_bad_threshold_is_named_threshold(m: Memory, bad: object) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        m.search("Berlin", user_id="a", threshold=bad)  # type: ignore[arg-type]
+    assert str(caught.value) == (f"threshold: expected a number from 0 to 2 (memvara's scores),"
+                                 f" got {bad!r}")
 
 
 def test_metadata_is_kept_and_filtered_by_equality(m: Memory) -> None:

@@ -39,6 +39,16 @@ def _check_bool(value: object, name: str) -> bool:
     return value
 
 
+def _threshold(value: object) -> float:
+    """mem0's ``threshold``, checked under its own name: a score from 0 to 2 (memvara's)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 2:
+        raise InvalidArgumentError("threshold", f"expected a number from 0 to 2 (memvara's"
+                                   f" scores), got {value!r:.40}")
+    return float(value)
+
+
 def _count(top_k: object, limit: object) -> int:
     """mem0's ``top_k`` (2.x) or ``limit`` (its older name), a count of 0 or more."""
     if limit is not None:
@@ -227,6 +237,7 @@ class Memory:
                 filter other than equality.
         """
         k = _count(top_k, limit)
+        min_score = _threshold(threshold)
         _check_bool(explain, "explain")
         _check_bool(show_expired, "show_expired")  # memvara never hides a memory by date
         if _check_bool(rerank, "rerank"):
@@ -244,7 +255,7 @@ class Memory:
             return {"results": []}
         found = at.search(
             query, k=max(k, _FILTERED_POOL) if wanted else k,
-            min_score=0.0 if threshold is None else threshold)
+            min_score=min_score)
         results = []
         for r in found:
             claim = cast(Claim, r.claim)  # a search without include_episodes finds claims only
