@@ -97,8 +97,9 @@ def test_an_unknown_predicate_is_classified_once_ever(db_path: str, clock: Clock
 
 
 def test_with_no_model_construction_warns_once_and_add_counts_what_nobody_read(clock: Clock) -> None:
-    with pytest.warns(DegradedExtractionWarning, match="unextracted"):
+    with pytest.warns(DegradedExtractionWarning, match="unextracted") as caught:
         mem = Memvara(clock=clock)
+    assert caught[0].filename == __file__  # the caller's line, not one inside memvara
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # add() itself does not warn again
         receipt = mem.add(["My order hasn't arrived", "I live in Oslo", "ok"])

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "memvara"
 LAYERS: dict[str, int] = {
     "memvara._errors": 0,
     "memvara._optional": 0,
+    "memvara._caller": 0,
     "memvara._domain": 1,
     "memvara.schema": 1,
     "memvara.store": 2,

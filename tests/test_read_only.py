@@ -300,8 +300,9 @@ def test_a_file_that_cannot_be_written_opens_read_only_and_says_so(
         expected = every_read(writable, ids)
     before = file_bytes(path)
     deny_writes(monkeypatch, path)
-    with pytest.warns(UserWarning, match="opened read-only, as the file cannot be written"):
+    with pytest.warns(UserWarning, match="opened read-only, as the file cannot be written") as caught:
         mem = Memvara(path, clock=Clock(), llm=NullLLM())
+    assert caught[0].filename == __file__  # the caller's line, not one inside memvara
     with mem:
         assert mem.store.read_only  # type: ignore[attr-defined]
         assert every_read(mem, ids) == expected

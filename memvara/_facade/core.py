@@ -7,6 +7,7 @@ import os
 from datetime import timedelta
 import warnings
 
+from .._caller import user_stacklevel
 from .._domain.args import ScopeArg, resolve_scope
 from .._domain import args as _args
 from .._domain.model import Scope
@@ -137,7 +138,7 @@ def open_core(
             " as receipt.unextracted. Pass llm=AnthropicLLM() or OpenAILLM() to read"
             " prose, or llm=NullLLM() to say that rules and remember() are enough.",
             DegradedExtractionWarning,
-            stacklevel=3,  # the caller of Memvara()
+            stacklevel=user_stacklevel(),  # the caller of Memvara(), however deep
         )
     if not isinstance(llm, LLM):
         raise InvalidArgumentError("llm", "expected an object with .extract() and .classify_predicate()")

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+from ..._caller import user_stacklevel
 from ..._errors import (
     ClosedError, InvalidArgumentError, NotAStoreError, ReadOnlyStoreError, StoreError,
 )
@@ -161,7 +162,7 @@ class Connections:
             warnings.warn(
                 f"{self._path}: opened read-only, as {why}: reads answer, writes raise"
                 " ReadOnlyStoreError (pass read_only=True to open it so on purpose)",
-                UserWarning, stacklevel=4,  # the caller of SQLiteStore()
+                UserWarning, stacklevel=user_stacklevel(),  # the user's SQLiteStore() or Memvara()
             )
         return conn
 
