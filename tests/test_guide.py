@@ -41,6 +41,15 @@ def test_guide_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert "Berlin 2026-06-24" in printed
 
 
+def test_the_contents_list_every_section_with_its_anchor() -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    headings = re.findall(r"^## (\d+)\. (.+)$", text, re.M)
+    listed = re.findall(r"^(\d+)\. \[(.+)\]\(#(.+)\)$", text, re.M)
+    assert [(number, title) for number, title, _ in listed] == headings
+    for number, title, anchor in listed:  # GitHub's anchor: lower case, punctuation gone
+        assert anchor == re.sub(r"[^\w\- ]", "", f"{number}. {title}".lower()).replace(" ", "-")
+
+
 def test_guide_links_name_files_that_exist() -> None:
     text = GUIDE.read_text(encoding="utf-8")
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
