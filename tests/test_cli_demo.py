@@ -29,6 +29,8 @@ def test_demo_tells_the_two_clock_story(tmp_path: Path) -> None:
     text = out.getvalue()
     lines = {line.split("  ")[1].strip(): line.rsplit("  ", 1)[1].strip()
              for line in text.splitlines() if line.startswith("  ") and "['" in line}
+    # get_all() answers no question: it lists every live claim, her employer included
+    assert lines["now (everything true today)"] == "['Lisbon', 'Acme Corp.']"
     assert lines["as_of=Jul (what we believed in July)"] == "['Acme Corp.', 'Berlin']"
     assert lines["valid_at=Jul (the late news is visible)"] == "['Lisbon', 'Acme Corp.']"
     assert "Berlin   ended    valid 2026-01-06 .. 2026-06-24" in text

@@ -66,7 +66,7 @@ def _story(mem: Memvara, path: str, out: TextIO) -> dict[str, int]:
         out.write(f"  {label:<46} added {len(receipt.added)}, reinforced"
                   f" {len(receipt.reinforced)}, closed {len(receipt.closed)}\n")
     out.write("\nReads:\n")
-    show("now: where does alice live?", mem.get_all())
+    show("now (everything true today)", mem.get_all())
     show("valid_at=Mar (what we now know of March)", mem.get_all(valid_at=mar))
     show("valid_at=Jul (the late news is visible)", mem.get_all(valid_at=_day("2026-07-01")))
     show("as_of=Jul (what we believed in July)", mem.get_all(as_of=_day("2026-07-01")))
