@@ -307,6 +307,14 @@ def test_files_that_are_not_mem0_history_databases_are_refused(tmp_path: Path, m
         assert f"{path}: not a mem0 history database" in str(caught.value)
     with pytest.raises(InvalidArgumentError, match="no such file"):
         import_mem0(mem, history_db=str(tmp_path / "missing.db"))
+    with pytest.raises(InvalidArgumentError) as caught:
+        import_mem0(mem, history_db=str(tmp_path))
+    assert str(caught.value) == (f"history_db: {tmp_path}: a folder, not a file; pass the path of"
+                                 f" mem0's history.db inside it ({tmp_path / 'history.db'})")
+    with pytest.raises(InvalidArgumentError) as caught:
+        import_mem0(mem, history_db="")  # was read as ".", and called "no such file"
+    assert str(caught.value) == ("history_db: must not be empty: pass the path of mem0's"
+                                 " history.db (by default ~/.mem0/history.db)")
     assert mem.stats()["claims"] == 0
 
 

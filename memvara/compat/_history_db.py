@@ -88,7 +88,13 @@ def read_history(history_db: object) -> tuple[Path, list[Mem0Event]]:
     """
     if not isinstance(history_db, (str, os.PathLike)):
         raise InvalidArgumentError("history_db", f"expected a file path, got {type(history_db).__name__}")
+    if not os.fspath(history_db):  # Path("") is ".", the current folder
+        raise InvalidArgumentError("history_db", "must not be empty: pass the path of mem0's"
+                                   " history.db (by default ~/.mem0/history.db)")
     path = Path(os.path.expanduser(os.fspath(history_db)))
+    if path.is_dir():
+        raise InvalidArgumentError("history_db", f"{path}: a folder, not a file; pass the path"
+                                   f" of mem0's history.db inside it ({path / 'history.db'})")
     if not path.is_file():
         raise InvalidArgumentError("history_db", f"{path}: no such file")
     events = []
