@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memvara import InvalidArgumentError, Scope
-from memvara._domain.args import UNSET, Unset, check_roles, resolve_scope, resolve_states, resolve_time
+from memvara._domain.args import (
+    UNSET, Unset, check_memory_types, check_roles, resolve_scope, resolve_states, resolve_time,
+)
 from memvara._domain.time import to_micros
 
 from .conftest import JAN, JUN
@@ -45,4 +47,15 @@ def test_check_roles_shows_the_roles_it_was_given() -> None:
                          ("user", "'user'"), (7, "7")):
         with pytest.raises(InvalidArgumentError) as caught:
             check_roles(given)
+        assert str(caught.value) == bad + shown
+
+
+def test_check_memory_types_shows_the_types_it_was_given() -> None:
+    assert check_memory_types(t for t in ("semantic", "episodic")) == {"semantic", "episodic"}
+    bad = ("memory_types: expected a non-empty list drawn from ['semantic', 'episodic',"
+           " 'procedural'], got ")
+    for given, shown in ((["dreams"], "['dreams']"), (["semantic", ["x"]], "['semantic', ['x']]"),
+                         ([], "[]"), ("semantic", "'semantic'"), (7, "7")):
+        with pytest.raises(InvalidArgumentError) as caught:
+            check_memory_types(given)
         assert str(caught.value) == bad + shown

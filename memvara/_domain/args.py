@@ -190,14 +190,12 @@ def check_min_score(value: object) -> float:
 
 def check_memory_types(value: object) -> frozenset[str]:
     """A non-empty collection of memory types."""
+    expected = f"expected a non-empty list drawn from {list(MEMORY_TYPES)}, got"
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InvalidArgumentError("memory_types", f"expected a list of {', '.join(MEMORY_TYPES)}")
+        raise InvalidArgumentError("memory_types", f"{expected} {value!r:.60}")
     items = list(value)
-    unknown = [repr(item)[:40] for item in items if item not in MEMORY_TYPES]
-    if not items or unknown:
-        raise InvalidArgumentError(
-            "memory_types", f"expected some of {', '.join(MEMORY_TYPES)}; got {unknown or 'none'}"
-        )
+    if not items or [item for item in items if item not in MEMORY_TYPES]:
+        raise InvalidArgumentError("memory_types", f"{expected} {items!r:.80}")
     return frozenset(str(item) for item in items)
 
 
