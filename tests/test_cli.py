@@ -235,7 +235,8 @@ def test_a_store_from_a_newer_memvara(story: Story, capsys: pytest.CaptureFixtur
     (["search", ""], "memvara search: QUERY: must not be empty"),
     (["stats", "--user", ""], "memvara stats: --user: a scope level must be"),
     (["stats", "--valid-at", "2026-01-01T00:00:00Z"],
-     "memvara: unrecognized arguments: --valid-at"),
+     "memvara: unrecognized arguments: --valid-at 2026-01-01T00:00:00Z"
+     " (see memvara stats --help)"),
     (["forget"], "memvara: argument COMMAND: invalid choice: 'forget'"),
 ])
 def test_bad_options(story: Story, capsys: pytest.CaptureFixture[str], argv: list[str],

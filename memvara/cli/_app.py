@@ -151,9 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "memvara"
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args, extra = build_parser().parse_known_args(argv)
         except SystemExit as done:  # --help and --version print, then exit 0
             return done.code if isinstance(done.code, int) else 0
+        if extra:  # argparse would send the reader to ``memvara --help``, not the command's
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}"
+                             f" (see memvara {args.command} --help)")
         command = f"memvara {args.command}"
         status = _demo(args) if args.command == "demo" else COMMANDS[args.command](args, out, err)
         out.flush()
