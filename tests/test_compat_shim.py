@@ -333,6 +333,33 @@ def test_filter_operators_are_refused_by_name(
                 m.get_all(filters={"user_id": "a", **filters})
 
 
+def test_a_wildcard_id_is_refused_not_read_as_a_user_named_star(m: Memory) -> None:
+    m.add("I like tea", user_id="a")
+    for key in ("user_id", "agent_id", "run_id"):
+        with pytest.raises(NoTranslationError) as caught:
+            m.get_all(filters={key: "*"})  # mem0: every id; it used to read an empty scope "*"
+        assert str(caught.value) == (f"filters[{key!r}]: the '*' wildcard would read every scope"
+                                     " at once; memvara reads one scope and those above it: name"
+                                     " the id")
+
+
+def test_ids_inside_a_logical_filter_name_the_operator(m: Memory) -> None:
+    with pytest.raises(NoTranslationError, match=r"^filters\['OR'\]: logical filter operators"):
+        m.search("tea", filters={"OR": [{"user_id": "a"}, {"user_id": "b"}]})  # was "no user_id"
+    with pytest.raises(InvalidArgumentError, match="needs at least one of user_id"):
+        m.search("tea", filters={"topic": "x"})  # no ids at all: still the scope's error
+
+
+def test_bad_metadata_on_add_is_named_metadata(m: Memory) -> None:
+    for bad, problem in (("x", "expected a mapping, got str"),
+                         ({"when": object()}, "must be JSON-serializable")):
+        with pytest.raises(InvalidArgumentError, match=f"^metadata: {problem}"):
+            m.add("I like tea", user_id="a", metadata=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="^messages: "):
+        m.add(None, user_id="a", metadata={"topic": "x"})  # type: ignore[arg-type]
+    assert m.memvara.stats(user="a")["episodes"] == 0
+
+
 def test_calls_with_no_honest_translation_say_why(m: Memory) -> None:
     cases: list[tuple[Any, str]] = [
         (lambda: m.update("c1", text="x"), "never rewrites a memory in place"),

@@ -206,8 +206,12 @@ class Memory:
                 " Memory.memvara.remember(..., valid_to=...)")
         at, _ = self._scope("add", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         turns = [messages] if isinstance(messages, Mapping) else messages
-        receipt = at.add(
-            turns, ts=_timestamp(timestamp), meta=metadata)
+        try:
+            receipt = at.add(turns, ts=_timestamp(timestamp), meta=metadata)
+        except InvalidArgumentError as exc:
+            if exc.argument != "meta":
+                raise
+            raise InvalidArgumentError("metadata", exc.problem) from None  # the caller's word
         results = [{"id": c.id, "memory": c.text, "event": "ADD"} for c in receipt.added]
         results += [{"id": c.id, "memory": c.text, "event": "DELETE"} for c in receipt.closed]
         return {"results": results}

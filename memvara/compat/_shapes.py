@@ -63,6 +63,10 @@ def scope_for(
     for key in ID_KEYS:
         keyword = _id(given.get(key), key)
         if key in rest:
+            if rest[key] == "*":  # mem0: any value, so every user's memories
+                raise NoTranslationError(
+                    f"filters[{key!r}]", "the '*' wildcard would read every scope at once;"
+                    " memvara reads one scope and those above it: name the id")
             chosen = _id(rest.pop(key), f"filters[{key!r}]")
             if keyword is not None and chosen != keyword:
                 raise InvalidArgumentError(
@@ -70,6 +74,8 @@ def scope_for(
         else:
             chosen = keyword
         ids[key] = chosen if chosen is not None else default.get(key)
+    if not any(ids.values()) and LOGICAL & rest.keys():
+        metadata_filters(rest)  # names the AND/OR/NOT that holds the ids, rather than "no id"
     if not any(ids.values()):
         raise InvalidArgumentError(
             "user_id", f"{call}() needs at least one of user_id, agent_id or run_id (or a"
