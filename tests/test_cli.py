@@ -98,6 +98,9 @@ def test_get_all(story: Story, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "get-all", "--db", story.path, "--user", "alice", "--json",
                     "--states", ALL, "--predicate", "works_at", "--subject", "alice")
     assert [(c["id"], c["state"]) for c in json.loads(out)] == [(story.acme, "retired")]
+    _, out, _ = run(capsys, "get-all", "--db", story.path, "--user", "alice",
+                    "--states", ALL, "--predicate", "works_at", "--subject", "alice")
+    assert out.splitlines()[-1] == "1 claim"  # not "1 claims"
     _, out, _ = run(capsys, "get-all", "--db", story.path, "--user", "alice", "--states",
                     "live, ended", "--limit", "1", "--offset", "1")
     assert out.splitlines()[-1] == "1 of 3 claims, from offset 1"

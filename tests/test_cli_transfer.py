@@ -27,14 +27,14 @@ def test_export_to_standard_output_and_back(story: Story, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "export", "--db", story.path)
     assert status == 0
-    assert err == (f"memvara export: 0 predicates, 0 aliases, 1 episodes, 5 claims from"
+    assert err == (f"memvara export: 0 predicates, 0 aliases, 1 episode, 5 claims from"
                    f" {story.path}\n")
     header, *records = (json.loads(line) for line in out.splitlines())
     assert header["format"] == "memvara" and len(records) == 6
     copy = str(tmp_path / "copy.db")
     monkeypatch.setattr(sys, "stdin", io.StringIO(out))
     status, out, _ = run(capsys, "import", "--db", copy, "-")
-    assert (status, out) == (0, f"imported 0 predicates, 0 aliases, 1 episodes, 5 claims into {copy}\n")
+    assert (status, out) == (0, f"imported 0 predicates, 0 aliases, 1 episode, 5 claims into {copy}\n")
     assert listing(copy) == listing(story.path)
     assert listing(copy, "bob") == listing(story.path, "bob")
 
@@ -44,7 +44,7 @@ def test_export_to_a_file_in_a_scope(story: Story, tmp_path: Path,
     target = tmp_path / "bob.jsonl"
     status, out, err = run(capsys, "export", "--db", story.path, "--user", "bob", "-o", str(target))
     assert (status, out) == (0, "")
-    assert err.endswith(f"1 claims from {story.path} to {target}\n")
+    assert err.endswith(f"0 episodes, 1 claim from {story.path} to {target}\n")  # not "1 claims"
     lines = target.read_text().splitlines()
     assert json.loads(lines[0])["scope"]["user"] == "bob" and len(lines) == 2
     copy = str(tmp_path / "bob.db")

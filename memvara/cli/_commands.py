@@ -175,8 +175,8 @@ def get_all(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def text() -> str:
         return (claim_table(claims) if claims else "") + (
-            f"{len(claims)} of {total} claims, from offset {args.offset}\n" if paging
-            else f"{len(claims)} claims\n")
+            f"{len(claims)} of {_many(total, 'claims')}, from offset {args.offset}\n" if paging
+            else f"{_many(len(claims), 'claims')}\n")
 
     _emit(args, out, [c.to_dict() for c in claims], text)
     return 0
@@ -209,8 +209,18 @@ def episodes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+_ONE = {"aliases": "alias", "claims": "claim", "episodes": "episode", "predicates": "predicate",
+        "tombstones": "tombstone"}
+"""The singular of each plural noun a count is printed with."""
+
+
+def _many(n: int, noun: str) -> str:
+    """``n`` and ``noun``, singular when ``n`` is 1: "1 claim", "3 claims"."""
+    return f"{n:,} {_ONE.get(noun, noun) if n == 1 else noun}"
+
+
 def _counted(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
+    return ", ".join(_many(n, kind) for kind, n in counts.items())
 
 
 def export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -272,7 +282,7 @@ def timeline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with open_for_reading(args) as mem:
         claims = mem.history(args.subject, args.predicate, **times)
     _emit(args, out, [c.to_dict() for c in claims], lambda: (
-        f"{args.subject} {args.predicate}: {len(claims)} claims on both clocks\n"
+        f"{args.subject} {args.predicate}: {_many(len(claims), 'claims')} on both clocks\n"
         + (timeline_table(claims) if claims else "")))
     if png is None:
         return 0
