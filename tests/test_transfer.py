@@ -512,6 +512,15 @@ def test_a_file_that_is_not_utf8_is_refused(text: str, fresh: Memvara, tmp_path:
     assert rows(fresh)["claims"] == 0
 
 
+def test_a_byte_order_mark_an_editor_saved_is_read_past(
+        text: str, fresh: Memvara, tmp_path: Path) -> None:
+    path = tmp_path / "saved-by-notepad.jsonl"
+    path.write_text(text, encoding="utf-8-sig")  # was: "not JSON ... a file cut short ends this way"
+    assert import_jsonl(fresh, path)["claims"] > 0
+    with pytest.raises(InvalidExportError, match="^source: line 2: not JSON"):
+        import_jsonl(fresh, io.StringIO(text.replace("\n", "\n\ufeff", 1)))  # only the file's start
+
+
 def test_an_id_the_store_holds_is_refused_not_overwritten(text: str, fresh: Memvara) -> None:
     import_jsonl(fresh, io.StringIO(text))
     before = rows(fresh)

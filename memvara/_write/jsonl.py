@@ -563,7 +563,7 @@ def read_records(lines: Iterable[object]) -> Records:
         if not line.strip():
             raise InvalidExportError(number, "an empty line, where a record should be")
         try:
-            data = json.loads(line)
+            data = json.loads(line[1:] if number == 1 and line[:1] == "\ufeff" else line)  # a BOM
         except json.JSONDecodeError as exc:
             raise InvalidExportError(number, f"not JSON ({exc.msg} at column {exc.colno});"
                                      " a file cut short ends this way") from None
