@@ -155,6 +155,9 @@ class PredicateRegistry:
         self._specs: dict[str, PredicateSpec] = {}
         self._alias: dict[str, str] = {}
         self._resolved: dict[object, str] = {}  # raw name -> canonical, cleared on register
+        if isinstance(specs, (str, PredicateSpec)) or not isinstance(specs, Iterable):
+            raise InvalidArgumentError("specs", f"expected an iterable of PredicateSpec, such as"
+                                       f" BUILTIN_PREDICATES + (PredicateSpec(...),), got {specs!r:.60}")
         for spec in specs:
             self.register(spec)
 

@@ -100,3 +100,11 @@ def test_spec_validation() -> None:
 def test_builtins_are_consistent() -> None:
     registry = PredicateRegistry(BUILTIN_PREDICATES)
     assert len(registry) == len(BUILTIN_PREDICATES)
+
+
+@pytest.mark.parametrize("specs", [None, 5, "lives_in"])
+def test_a_registry_of_something_other_than_specs_is_refused_by_name(specs: object) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        PredicateRegistry(specs)  # type: ignore[arg-type]
+    assert str(caught.value) == ("specs: expected an iterable of PredicateSpec, such as"
+                                 f" BUILTIN_PREDICATES + (PredicateSpec(...),), got {specs!r}")
