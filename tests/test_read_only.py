@@ -433,6 +433,12 @@ def test_an_empty_path_or_one_of_another_type_is_refused_by_name(
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("wait", [-1, "30", True, float("nan"), 10**6])
+def test_a_busy_timeout_that_is_not_seconds_is_refused_by_name(wait: object) -> None:
+    with pytest.raises(InvalidArgumentError, match="^busy_timeout: expected seconds from 0 to"):
+        SQLiteStore(busy_timeout=wait)  # type: ignore[arg-type]  # "30": sqlite3's TypeError
+
+
 @pytest.mark.parametrize("content", [b"just some text, not a database\n" * 40, b"\x00" * 512])
 def test_a_file_that_is_not_a_store_is_named_with_the_fix(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "notes.db"

@@ -107,6 +107,10 @@ class Connections:
         if not isinstance(read_only, bool):
             raise InvalidArgumentError(
                 "read_only", f"expected True or False, got {read_only!r:.40}")
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)) \
+                or not 0 <= busy_timeout <= 86_400:
+            raise InvalidArgumentError(
+                "busy_timeout", f"expected seconds from 0 to 86,400, got {busy_timeout!r:.40}")
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {path!r:.60}")
         name = os.fspath(path)
