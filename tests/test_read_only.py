@@ -439,6 +439,11 @@ def test_a_busy_timeout_that_is_not_seconds_is_refused_by_name(wait: object) -> 
         SQLiteStore(busy_timeout=wait)  # type: ignore[arg-type]  # "30": sqlite3's TypeError
 
 
+def test_a_tracer_that_cannot_be_called_is_refused_not_ignored() -> None:
+    with pytest.raises(InvalidArgumentError, match="^tracer: expected a callable taking"):
+        SQLiteStore(tracer=5)  # type: ignore[arg-type]  # was taken, and never called
+
+
 @pytest.mark.parametrize("content", [b"just some text, not a database\n" * 40, b"\x00" * 512])
 def test_a_file_that_is_not_a_store_is_named_with_the_fix(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "notes.db"

@@ -111,6 +111,9 @@ class Connections:
                 or not 0 <= busy_timeout <= 86_400:
             raise InvalidArgumentError(
                 "busy_timeout", f"expected seconds from 0 to 86,400, got {busy_timeout!r:.40}")
+        if tracer is not None and not callable(tracer):  # sqlite3 would swallow the failed calls
+            raise InvalidArgumentError("tracer", f"expected a callable taking (sql, params), got"
+                                       f" {tracer!r:.40}")
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {path!r:.60}")
         name = os.fspath(path)
