@@ -217,11 +217,15 @@ class Connections:
 
     def _many(self, conn: Any, sql: str, rows: Sequence[Sequence[object]]) -> int:
         """Run ``sql`` once a row, sent together (psycopg pipelines ``executemany``); the
-        rows it changed, summed over them."""
+        rows it changed, summed over them. One row is sent plainly: a pipeline's entry,
+        sync and exit cost more than the round trip it would share."""
         if not rows:
             return 0
         with self._translated(), conn.cursor() as cur:
-            cur.executemany(sql, rows)
+            if len(rows) == 1:
+                cur.execute(sql, rows[0])
+            else:
+                cur.executemany(sql, rows)
             return int(cur.rowcount)
 
     # -- transactions -------------------------------------------------------------

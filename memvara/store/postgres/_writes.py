@@ -43,12 +43,47 @@ CLAIM_COLUMNS = (
 )
 """The columns ``store.sqlite._rows.decode_claim`` reads, in its order."""
 
-_INSERT = (
-    "INSERT INTO claims (rowid, id, s_tenant, s_user, s_agent, s_session, subject,"
-    " subject_key, predicate, object, polarity, valid_from, valid_to, valid_to_known_at,"
-    " recorded_at, invalidated_at, invalidated_by, confidence, memory_type, text, extractor,"
-    " meta, sources, observations, emb, object_key, tokens) VALUES ("
-    + ", ".join(["%s"] * 27) + ")"
+_ARRAYS = (
+    ("digest", "text"), ("s_tenant", "text"), ("s_user", "text"), ("s_agent", "text"),
+    ("s_session", "text"), ("subject", "text"), ("subject_key", "text"), ("predicate", "text"),
+    ("object", "text"), ("polarity", "int"), ("valid_from", "bigint"), ("valid_to", "bigint"),
+    ("valid_to_known_at", "bigint"), ("recorded_at", "bigint"), ("invalidated_at", "bigint"),
+    ("invalidated_by", "text"), ("confidence", "float8"), ("memory_type", "text"),
+    ("text", "text"), ("extractor", "text"), ("meta", "text"), ("sources", "text"),
+    ("observations", "int"), ("object_key", "text"), ("tokens", "int"), ("emb", "vector"),
+)
+"""A new claim's columns after ``rowid`` and ``id``, with their types (``digest``: the
+part of the id after its rowid)."""
+_COLUMNS = ", ".join(name for name, _ in _ARRAYS[1:])
+_INSERT_ONE = (
+    # One claim, one statement (one round trip): its rowid, its row, its tokens and its
+    # source links. The id is ``c<rowid>-<digest>`` (``new_claim_id``), the digest
+    # computed here from the content alone. Scalars, not arrays, for the row: a
+    # statement whose rows the planner cannot count from its parameters is planned
+    # anew at every call (a custom plan), and this one is planned once.
+    "WITH r AS (SELECT nextval('claims_rowid') AS rowid),"
+    f" c AS (INSERT INTO claims (rowid, id, {_COLUMNS}) SELECT r.rowid, 'c' || r.rowid || '-' || %s, "
+    + ", ".join(f"%s::{kind}" for _, kind in _ARRAYS[1:]) + " FROM r),"
+    " t AS (INSERT INTO claim_terms (term, doc, tf) SELECT u.term, r.rowid, u.tf"
+    " FROM r, unnest(%s::text[], %s::int[]) AS u(term, tf)),"
+    " s AS (INSERT INTO claim_sources (source, claim_rowid) SELECT u.source, r.rowid"
+    " FROM r, unnest(%s::text[]) AS u(source) ON CONFLICT DO NOTHING)"
+    " SELECT rowid FROM r"
+)
+_INSERT_MANY = (
+    # A batch in one statement: each column an array, the rowids taken in order.
+    "WITH r AS (SELECT nextval('claims_rowid') AS rowid, i FROM generate_series(1, %s) AS i),"
+    f" c AS (INSERT INTO claims (rowid, id, {_COLUMNS})"
+    f" SELECT r.rowid, 'c' || r.rowid || '-' || d.digest, {_COLUMNS}"
+    f" FROM unnest({', '.join(f'%s::{kind}[]' for _, kind in _ARRAYS)})"
+    f" WITH ORDINALITY AS d({', '.join(name for name, _ in _ARRAYS)}, i)"
+    " JOIN r USING (i) ORDER BY r.rowid),"
+    " t AS (INSERT INTO claim_terms (term, doc, tf) SELECT u.term, r.rowid, u.tf"
+    " FROM unnest(%s::int[], %s::text[], %s::int[]) AS u(i, term, tf) JOIN r USING (i)),"
+    " s AS (INSERT INTO claim_sources (source, claim_rowid) SELECT u.source, r.rowid"
+    " FROM unnest(%s::int[], %s::text[]) AS u(i, source) JOIN r USING (i)"
+    " ON CONFLICT DO NOTHING)"
+    " SELECT rowid FROM r ORDER BY i"
 )
 _LINK = "INSERT INTO claim_sources (source, claim_rowid) VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _EPISODE_COLUMNS = "id, s_tenant, s_user, s_agent, s_session, role, content, ts, recorded_at"
@@ -57,6 +92,11 @@ _EPISODE_COLUMNS = "id, s_tenant, s_user, s_agent, s_session, role, content, ts,
 def content_hash(text: str) -> str:
     """The SQLite store's digest of a turn's content (the duplicate check's key)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object]]:
+    """``rows`` (each ``width`` long) as column lists, to send as arrays."""
+    return [[row[k] for row in rows] for k in range(width)]
 
 
 def episode_of(row: Sequence[Any]) -> Episode:
@@ -97,18 +137,24 @@ class Writes(Connections):
             conn, f"SELECT nextval('{table}_rowid') FROM generate_series(1, %s)", [n]).fetchall()]
 
     def _index(self, conn: Any, table: str, rowids: Sequence[int], texts: Sequence[str]) -> list[int]:
-        """Write the rows' tokens; each row's length, for its ``tokens`` column."""
+        """Write the rows' tokens (one statement); each row's length, for its ``tokens``
+        column."""
+        counts = self._counted(table, texts)
+        self._exec(conn, f"INSERT INTO {TERM_TABLES[table]} (term, doc, tf)"
+                   " SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[])", _columns(
+                       [(term, rowid, tf) for rowid, found in zip(rowids, counts)
+                        for term, tf in found.items()], 3))
+        return [sum(found.values()) for found in counts]
+
+    def _counted(self, table: str, texts: Sequence[str]) -> list[dict[str, int]]:
+        """Each text's tokens and their counts, noted for ``table``'s counts at commit."""
         counts = self._tokenizer.counts(texts)
-        self._many(conn, f"INSERT INTO {TERM_TABLES[table]} (term, doc, tf) VALUES (%s, %s, %s)",
-                   [(term, rowid, tf) for rowid, found in zip(rowids, counts)
-                    for term, tf in found.items()])
-        lengths = [sum(found.values()) for found in counts]
         held: dict[str, int] = {}
         for found in counts:
             for term in found:
                 held[term] = held.get(term, 0) + 1
-        self._stats.append((table, len(rowids), sum(lengths), held))
-        return lengths
+        self._stats.append((table, len(texts), sum(sum(found.values()) for found in counts), held))
+        return counts
 
     def _unindex(self, conn: Any, table: str, rowids: Sequence[int], tokens: int) -> None:
         """Delete the rows' tokens (``tokens`` in all) and take them off the counts."""
@@ -128,21 +174,28 @@ class Writes(Connections):
         with self._writing() as conn:
             if vectors is not None:
                 self._check_width(conn, vectors)
-            rowids = self._rowids(conn, "claims", len(claims))
-            lengths = self._index(conn, "claims", rowids, [c.text for c in claims])
+            counts = self._counted("claims", [c.text for c in claims])
             rows: list[tuple[object, ...]] = []
-            links: list[tuple[str, int]] = []
-            stored: list[Claim] = []
-            for i, (claim, rowid) in enumerate(zip(claims, rowids)):
+            for i, (claim, found) in enumerate(zip(claims, counts)):
                 key = None if subject_keys is None else subject_keys[i]
-                cid, row = claim_row(claim, rowid, None, key)
-                emb = None if vectors is None else np.asarray(vectors[i], dtype=np.float32)
-                rows.append((*row[:24], emb, row[25], lengths[i]))
-                links.extend((source, rowid) for source in dict.fromkeys(claim.sources))
-                stored.append(with_id(claim, cid))
-            self._many(conn, _INSERT, rows)
-            self._many(conn, _LINK, links)
-            return stored
+                cid, row = claim_row(claim, 0, None, key)
+                rows.append((cid.partition("-")[2], *row[2:10], int(claim.polarity), *row[11:17],
+                             float(claim.confidence), *row[18:23], int(claim.observations),
+                             row[25], sum(found.values()),
+                             None if vectors is None else np.asarray(vectors[i], dtype=np.float32)))
+            if len(claims) == 1:
+                sources = list(dict.fromkeys(claims[0].sources))
+                rowids = self._exec(conn, _INSERT_ONE, [
+                    *rows[0], list(counts[0]), list(counts[0].values()), sources]).fetchall()
+            else:
+                terms = [(i, term, tf) for i, found in enumerate(counts, 1) for term, tf in found.items()]
+                links = [(i, source) for i, claim in enumerate(claims, 1)
+                         for source in dict.fromkeys(claim.sources)]
+                rowids = self._exec(conn, _INSERT_MANY, [
+                    len(claims), *_columns(rows, len(_ARRAYS)), *_columns(terms, 3), *_columns(links, 2)
+                ]).fetchall()
+            return [with_id(claim, f"c{rowid}-{row[0]}")
+                    for claim, (rowid,), row in zip(claims, rowids, rows)]
 
     def claims_missing_vectors(self) -> list[tuple[str, str]]:
         """Claims stored without a vector; see ``Store.claims_missing_vectors``."""
@@ -180,11 +233,16 @@ class Writes(Connections):
             self._exec(self._writer, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
                        " FROM unnest(%s::text[]) AS k ORDER BY k", [locks])
         keys = list(found)  # outside a write (a preview): a plain read, no lock
+        slot_params: list[object]
+        if len(keys) == 1:  # a single write's: planned once (see _INSERT_ONE), not per call
+            match, slot_params = "subject_key = %s AND predicate = %s", [*keys[0]]
+        else:
+            match = "(subject_key, predicate) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+            slot_params = [[k for k, _ in keys], [p for _, p in keys]]
         for row in self._query(
-                f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims"
-                " WHERE (subject_key, predicate) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+                f"SELECT {CLAIM_COLUMNS}, subject_key FROM claims WHERE {match}"
                 f" AND {where} AND invalidated_at IS NULL ORDER BY valid_from, rowid",
-                [[k for k, _ in keys], [p for _, p in keys], *params]):
+                [*slot_params, *params]):
             found[(row[-1], row[7])].append(decode_claim(row[:-1], None))
         return found
 
