@@ -163,8 +163,10 @@ def test_predicates_limit_what_is_walked(mem: Memvara) -> None:
     assert _rendered(mem.neighborhood("alice", predicates=["based_in"])) == [
         "alice -lives_in-> Zagreb"
     ]
-    with pytest.raises(InvalidArgumentError, match="predicates.*'reports_too'"):
-        mem.neighborhood("alice", predicates=["reports_to", "reports_too"])
+    with pytest.raises(InvalidArgumentError) as caught:
+        mem.neighborhood("alice", predicates=["reports_to", "reports_too", 5])  # type: ignore[list-item]
+    assert str(caught.value) == ("predicates: expected known predicate names; unknown:"
+                                 " 'reports_too', 5")  # was ["'reports_too'", '5']
     with pytest.raises(InvalidArgumentError, match="predicates"):
         mem.neighborhood("alice", predicates="works_at")
     with pytest.raises(InvalidArgumentError, match="predicates"):

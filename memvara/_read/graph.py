@@ -239,7 +239,7 @@ def walkable(registry: PredicateRegistry, store: Store, predicates: object) -> l
             unknown.append(repr(item)[:40])
     if not names or unknown:
         raise InvalidArgumentError(
-            "predicates", f"expected known predicate names; unknown: {unknown or 'none given'}"
+            "predicates", f"expected known predicate names; unknown: {', '.join(unknown) or 'none given'}"
         )
     return names
 
