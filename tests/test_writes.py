@@ -375,8 +375,9 @@ def test_supersede_of_a_claim_that_ended_before_the_switch_leaves_it_as_it_was(
 
 def test_supersede_errors(mem: Memvara) -> None:
     old = mem.remember("user", "likes", "tea").added[0]
-    with pytest.raises(ClaimNotFoundError):
+    with pytest.raises(ClaimNotFoundError) as caught:
         mem.supersede("nope", Claim("user", "likes", "coffee"))
+    assert str(caught.value) == "old_claim_id: no claim 'nope' is visible in this scope"
     with pytest.raises(InvalidArgumentError, match="new_claim"):
         mem.supersede(old.id, "coffee")  # type: ignore[arg-type]
     from memvara import Scope

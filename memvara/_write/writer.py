@@ -484,7 +484,7 @@ class Writer:
                 self._store.set_claim_vectors(waiting, backlog_vectors)
             old = self._store.get_claim(old_id, scope)
             if old is None:
-                raise ClaimNotFoundError(old_id)
+                raise ClaimNotFoundError(old_id, argument="old_claim_id")
             if old.invalidated_at is not None:
                 raise InvalidArgumentError("old_claim_id", f"claim {old_id!r} is already retired")
             self._apply([prepared], vectors, "ended", outcome, skip_ids=frozenset([old.id]))
