@@ -13,7 +13,9 @@ slot, timing every statement the store sends (psycopg's ``Cursor.execute`` and
 server, except the commit's, which the store sends in one pipeline: they return at once,
 and the wait for them shows in "the rest"). Printed per kind of write: statements per
 call, the median call's wall time and the part of it spent waiting on statements, and a
-table of the statements by time. Two
+table of the statements by time; then the round trips of 20 more calls, untimed, counted
+from libpq's trace of the writer connection (each time the client, having sent, reads
+the server's answer: a pipeline's statements share one). Two
 floors come first, on a plain connection: a ``SELECT 1`` round trip, and a one-row
 ``INSERT`` in its own transaction (a durable commit: ``synchronous_commit`` as the
 server is set). The schema is dropped afterwards.
@@ -105,7 +107,31 @@ def floors(dsn: str, rounds: int = 300) -> str:
             f" p50 {statistics.median(commit) * 1000:.3f} ms")
 
 
-def profile(label: str, call: Callable[[int], object], calls: int) -> str:
+def round_trips(conn: Any, call: Callable[[int], object], first: int, calls: int = 20) -> float:
+    """The median round trips of ``calls`` calls on ``conn``: the turns from messages
+    sent (``F``) to messages read (``B``) in libpq's trace of it."""
+    import tempfile
+
+    from psycopg import pq
+
+    counts = []
+    with tempfile.TemporaryFile("w+") as trace:
+        for i in range(first, first + calls):
+            trace.seek(0)
+            trace.truncate()
+            conn.pgconn.trace(trace.fileno())
+            conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                call(i)
+            finally:
+                conn.pgconn.untrace()
+            trace.seek(0)
+            sides = [line[:1] for line in trace.read().splitlines() if line[:1] in ("F", "B")]
+            counts.append(sum(1 for a, b in zip(sides, sides[1:]) if (a, b) == ("F", "B")))
+    return statistics.median(counts)
+
+
+def profile(label: str, call: Callable[[int], object], calls: int, conn: Any = None) -> str:
     """Statements per call, wall time and time in statements, and the statements by time."""
     per_call: list[tuple[int, float, float]] = []
     spent: dict[str, float] = collections.defaultdict(float)
@@ -122,8 +148,9 @@ def profile(label: str, call: Callable[[int], object], calls: int) -> str:
                 seen[query] += 1
     wall_ms = statistics.median(w for _, _, w in per_call) * 1000
     sql_ms = statistics.median(s for _, s, _ in per_call) * 1000
+    trips = "" if conn is None else f", {round_trips(conn, call, calls):g} round trips"
     lines = [f"\n### {label}: median of {calls} calls\n",
-             f"{statistics.median(c for c, _, _ in per_call):g} statements a call; wall"
+             f"{statistics.median(c for c, _, _ in per_call):g} statements{trips} a call; wall"
              f" {wall_ms:.2f} ms, of which waiting on statements {sql_ms:.2f} ms"
              f" ({sql_ms / wall_ms:.0%}), the rest Python {wall_ms - sql_ms:.2f} ms\n",
              "| statement (first 80 characters) | per call | ms per call | share |",
@@ -161,16 +188,17 @@ def main(argv: list[str] | None = None) -> int:
             subjects = max(1, args.size // 10)
             for i in range(20):  # warm the connections and the server's plan cache
                 mem.remember(f"warm_{i}", "lives_in", perf.CITIES[i % len(perf.CITIES)])
+            writer = mem.store._writer  # type: ignore[attr-defined]  # its one write connection
             print(profile(
                 "`remember()` on a fresh slot",
                 lambda i: mem.remember(f"contact_{i}", "lives_in",
-                                       perf.CITIES[i % len(perf.CITIES)]), args.calls))
+                                       perf.CITIES[i % len(perf.CITIES)]), args.calls, writer))
             print(profile(
                 "`remember()` revising a single-valued slot (closes the current value)",
                 lambda i: mem.remember(f"user_{(i * 7919 + 17) % subjects}", "lives_in",
                                        f"moved_{i}",
                                        valid_from=perf.REVISE_EPOCH + timedelta(seconds=i)),
-                args.calls))
+                args.calls, writer))
     finally:
         _pgstore.drop_schema(args.dsn, schema)
     return 0
