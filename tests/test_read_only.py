@@ -430,7 +430,20 @@ def test_an_empty_path_or_one_of_another_type_is_refused_by_name(
         assert str(caught.value) == empty
     with pytest.raises(InvalidArgumentError, match="^path: expected a file path or ':memory:', got 5$"):
         SQLiteStore(5)  # type: ignore[arg-type]
+    for path in ("file::memory:", "file:m.db?mode=ro", "a\x00b.db"):  # in-memory per thread; ValueError
+        with pytest.raises(InvalidArgumentError) as caught:
+            SQLiteStore(path)
+        assert str(caught.value) == (f"path: expected a file path or ':memory:', got {path!r}"
+                                     " (a SQLite URI or a NUL character is not taken)")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_device_given_as_the_path_is_not_a_store(read_only: bool) -> None:
+    with pytest.raises(NotAStoreError) as caught:  # was "StoreError: OperationalError: disk I/O error"
+        Memvara(os.devnull, llm=NullLLM(), read_only=read_only)
+    assert str(caught.value) == (f"{os.devnull}: not a regular file (a device, a pipe or a"
+                                 " socket); pass the path of a store file")
 
 
 @pytest.mark.parametrize("wait", [-1, "30", True, float("nan"), 10**6])

@@ -120,6 +120,9 @@ class Connections:
         if not name:  # SQLite would open a private temporary file, gone at close
             raise InvalidArgumentError("path", "must not be empty: pass a file path, or ':memory:'"
                                        " for a store in RAM")
+        if "\x00" in name or name.startswith("file:"):  # SQLite reads "file:" as a URI
+            raise InvalidArgumentError("path", f"expected a file path or ':memory:', got {name!r:.60}"
+                                       " (a SQLite URI or a NUL character is not taken)")
         self._memory = name == MEMORY
         self._path = name if self._memory else os.path.expanduser(name)
         self._busy = busy_timeout
@@ -449,6 +452,9 @@ def _check_file(path: str, read_only: bool) -> str | None:
         raise StoreError(
             f"{path}: the folder {folder} {state}; create it first (os.makedirs), or pass"
             " a path in a folder that exists")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise NotAStoreError(f"{path}: not a regular file (a device, a pipe or a socket); pass"
+                             " the path of a store file")
     if not os.path.exists(path):
         if read_only:
             raise StoreError(
