@@ -158,6 +158,24 @@ def test_roles_and_message_shapes(quiet_mem: Memvara, fake: FakeLLM) -> None:
     assert quiet_mem.add("I live in Oslo", role="system").added == ()  # rules read user turns only
 
 
+def test_an_openai_tool_call_turn_passes_through_as_a_skipped_empty_turn(
+        quiet_mem: Memvara, fake: FakeLLM) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    receipt = quiet_mem.add([  # an agent loop's messages, as the OpenAI SDK gives them
+        {"role": "user", "content": "I live in Oslo"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},  # was refused: content None
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    ])
+    assert [c.object for c in receipt.added] == ["Oslo"]
+    assert [(s.content, s.reason) for s in receipt.skipped] == [("", "empty")]
+    with pytest.raises(InvalidArgumentError, match=r"^messages\[0\]\.content: expected a string"):
+        quiet_mem.add([{"role": "assistant", "content": None}])  # no tool call: still a mistake
+
+
+def test_an_empty_turn_is_skipped_as_empty_not_as_an_echo(quiet_mem: Memvara) -> None:
+    assert [(s.content, s.reason) for s in quiet_mem.add("").skipped] == [("", "empty")]
+
+
 @pytest.mark.parametrize(("messages", "kwargs", "argument"), [
     (None, {}, "messages"),
     (42, {}, "messages"),

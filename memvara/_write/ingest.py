@@ -147,7 +147,7 @@ class Ingest:
         for_model: list[Episode] = []
         for said in episodes:
             episode = _unechoed(said)  # a pasted recall() block is not read
-            if not episode.content:
+            if said.content and not episode.content:  # nothing but the block: an empty turn is "empty"
                 skipped.append(Skip(said.content, "echo"))
                 continue
             reason = _gate.drop_reason(episode.content)
@@ -450,10 +450,12 @@ def _turns(messages: object, role: str, ts: datetime | None) -> list[Turn]:
             name = item.get("name")
             if name is not None:
                 name = _args.check_text(name, f"{where}.name")
+            content = item.get("content")
+            if content is None and (item.get("tool_calls") or item.get("function_call")):
+                content = ""  # OpenAI's tool call has no text: a turn the gate skips, counted
             turns.append(Turn(
                 _check_role(item.get("role", role), f"{where}.role"),
-                _content(_dict_content(item.get("content"), f"{where}.content"),
-                         f"{where}.content"),
+                _content(_dict_content(content, f"{where}.content"), f"{where}.content"),
                 ts, name,
             ))
         else:
