@@ -124,6 +124,8 @@ def test_bad_input_is_refused_and_files_nothing(mem: Memvara) -> None:
             mem.observe("Maya", "lives_in", "Lisbon", **kwargs)
     with pytest.raises(InvalidArgumentError, match="obj"):
         mem.observe("Maya", "lives_in", " ", support=["t"])
+    with pytest.raises(InvalidArgumentError, match=r"^support\[1\]: expected a string, got int$"):
+        mem.observe("Maya", "lives_in", "Lisbon", support=["t", 3])  # type: ignore[list-item]
     assert mem.observe("Maya", "lives_in", "Lisbon", support=["t"]).grounds == 1  # none before
     for rid, decision, argument in (("r99", "keep", "review_id"), ("x", "keep", "review_id"),
                                     ("r1", "maybe", "decision"), ("", "keep", "review_id")):

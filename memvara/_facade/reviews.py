@@ -105,7 +105,7 @@ class ReviewAPI(Handle):
         canonical = self._core.registry.canonical(_args.check_text(predicate, "predicate"))
         if isinstance(support, str) or not isinstance(support, Iterable):
             raise InvalidArgumentError("support", f"expected a list of grounds, got {support!r:.40}")
-        grounds = [_args.check_text(g, "support[]") for g in support]
+        grounds = [_args.check_text(g, f"support[{i}]") for i, g in enumerate(support)]
         if not grounds:
             raise InvalidArgumentError("support", "name at least one ground the evidence came from")
         if polarity not in (1, -1) or isinstance(polarity, bool):
