@@ -6,7 +6,8 @@ import pytest
 
 from memvara import InvalidArgumentError, Scope
 from memvara._domain.args import (
-    UNSET, Unset, check_memory_types, check_roles, resolve_scope, resolve_states, resolve_time,
+    UNSET, Unset, check_memory_types, check_roles, check_sources, resolve_scope, resolve_states,
+    resolve_time,
 )
 from memvara._domain.time import to_micros
 
@@ -59,3 +60,13 @@ def test_check_memory_types_shows_the_types_it_was_given() -> None:
         with pytest.raises(InvalidArgumentError) as caught:
             check_memory_types(given)
         assert str(caught.value) == bad + shown
+
+
+def test_check_sources_names_the_bad_one_by_its_index() -> None:
+    assert check_sources(s for s in ("e1", "doc-7")) == ("e1", "doc-7")
+    with pytest.raises(InvalidArgumentError, match=r"^sources\[1\]: expected a string, got int$"):
+        check_sources(["e1", 2])
+    with pytest.raises(InvalidArgumentError, match=r"^sources\[0\]: must not be empty"):
+        check_sources([" "])
+    with pytest.raises(InvalidArgumentError, match="^sources: expected a list of source id strings, got 'e1'$"):
+        check_sources("e1")

@@ -114,8 +114,8 @@ def check_memory_type(value: object) -> str:
 def check_sources(value: object) -> tuple[str, ...]:
     """A sequence of non-empty source ids (episode ids or any reference strings)."""
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InvalidArgumentError("sources", "expected a list of source id strings")
-    return tuple(check_text(s, "sources") for s in value)
+        raise InvalidArgumentError("sources", f"expected a list of source id strings, got {value!r:.60}")
+    return tuple(check_text(s, f"sources[{i}]") for i, s in enumerate(value))
 
 
 def check_meta(value: Mapping[str, object]) -> dict[str, object]:
