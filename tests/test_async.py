@@ -162,6 +162,17 @@ def test_each_wrapper_passes_every_argument_through_on_a_worker_thread(
     mem.close()
 
 
+def test_entering_a_closed_async_memory_fails(clock: Clock) -> None:
+    async def main() -> None:
+        mem = AsyncMemvara(Memvara(clock=clock, llm=NullLLM()))
+        await mem.close()
+        with pytest.raises(ClosedError):
+            async with mem:  # it used to enter, and fail only at the first call inside
+                pass
+
+    asyncio.run(main())
+
+
 def test_the_async_api_works_end_to_end(db_path: str, clock: Clock) -> None:
     async def main() -> None:
         async with AsyncMemvara(Memvara(db_path, clock=clock, llm=NullLLM(), user="alice")) as mem:

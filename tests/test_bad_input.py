@@ -156,3 +156,5 @@ def test_use_after_close_raises_everywhere(clock: Clock) -> None:
             call(mem)
     with pytest.raises(ClosedError):
         handle.get_all()
+    with pytest.raises(ClosedError), mem:  # entering a closed memory fails; it used to pass
+        pass

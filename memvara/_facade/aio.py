@@ -271,6 +271,7 @@ class AsyncMemvara(_AsyncAPI):
     close = _ToThread(_unbound(Memvara).close)
 
     async def __aenter__(self) -> AsyncMemvara:
+        self._mem.__enter__()  # refuses a closed memory, as the sync form does
         return self
 
     async def __aexit__(

@@ -233,6 +233,7 @@ class Memvara(_MemoryAPI):
                 raise BackgroundWriteError(failures) from failures[0]
 
     def __enter__(self) -> Memvara:
+        self._core.check_open()  # a closed memory in a with block fails at its top
         return self
 
     def __exit__(
