@@ -75,7 +75,9 @@ _INSERT_MANY = (
     "WITH r AS (SELECT nextval('claims_rowid') AS rowid, i FROM generate_series(1, %s) AS i),"
     f" c AS (INSERT INTO claims (rowid, id, {_COLUMNS})"
     f" SELECT r.rowid, 'c' || r.rowid || '-' || d.digest, {_COLUMNS}"
-    f" FROM unnest({', '.join(f'%s::{kind}[]' for _, kind in _ARRAYS)})"
+    # vectors in binary (%b): psycopg would write a list of them as text, 30x slower
+    " FROM unnest("
+    + ", ".join(("%b" if kind == "vector" else "%s") + f"::{kind}[]" for _, kind in _ARRAYS) + ")"
     f" WITH ORDINALITY AS d({', '.join(name for name, _ in _ARRAYS)}, i)"
     " JOIN r USING (i) ORDER BY r.rowid),"
     " t AS (INSERT INTO claim_terms (term, doc, tf) SELECT u.term, r.rowid, u.tf"
