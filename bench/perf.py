@@ -45,12 +45,15 @@ settle against:
   deployment). Reads run at one user's scope, so ``get_all()``/``count()`` see that user's
   seven live claims; nothing is at the root, so no API call counts the whole store.
 
-A layout's stores (every kind and size) are all filled first; then each write measure runs
-its samples round-robin across them (sample ``i`` of every store before sample ``i + 1``,
-the order flipped each round). This machine's speed drifts by up to 1.7x over minutes, and a
-size measured minutes after another would compare the minutes, not the code: the
-flatness rows (rate at the largest size over the smallest) need both sizes measured
-under the same drift.
+Every store (each kind, layout and size) is filled first; then each write measure runs
+its samples round-robin across them all (sample ``i`` of every store before sample
+``i + 1``, the order flipped each round). This machine's speed drifts by up to 1.7x over
+minutes, and a size or layout measured minutes after another would compare the minutes,
+not the code: the flatness rows (rate at the largest size over the smallest) and the
+layouts need the same drift. (Until 2026-12-02 the layouts ran one after the other, and
+the one-user-per-scope revising row read as a third slower than the root's for that
+reason: perf-log.md.) The rows run in order on the same stores: the revising row's
+writes land on pages the fresh row's writes just touched.
 
 Guards keep one run bounded on a slow build: filling stops after ``--build-cap-s`` seconds
 (the reached size is what the table reports), a ``remember()`` sample stops after
@@ -154,6 +157,7 @@ class Built:
     n: int
     requested: int
     store: str = "sqlite"
+    layout: str = "root"
     subjects: int = 1  # subjects holding at least one claim
     batch_rates: list[float] = field(default_factory=list)  # full batches only
     seconds: float = 0.0
@@ -222,7 +226,7 @@ def _open(store: str, path: str, clock: CounterClock) -> Memvara:
 def _build(store: str, path: str, n: int, layout: str, cap_s: float) -> Built:
     clock = CounterClock()
     mem = _open(store, path, clock)
-    built = Built(mem=mem, path=path, clock=clock, n=0, requested=n, store=store)
+    built = Built(mem=mem, path=path, clock=clock, n=0, requested=n, store=store, layout=layout)
     started = time.perf_counter()
     for batch in _rounds(n, layout):
         t0 = time.perf_counter()
@@ -436,12 +440,13 @@ def _write_measures(built: Built, layout: str, tag: str, cfg: Settings) -> list[
 
 
 def _interleave(
-    stores: Sequence[tuple[Built, list[WriteMeasure]]], layout: str, cfg: Settings
+    stores: Sequence[tuple[Built, list[WriteMeasure]]], cfg: Settings
 ) -> list[list[Row]]:
     """Run each write measure's samples round-robin across the stores (sample ``i`` of
-    every size before sample ``i + 1`` of any, the order flipped each round), so a
-    spell of this machine's drift lands on every size alike and the flatness ratio
-    compares the code, not the minute; each store's rows, in measure order."""
+    every size and layout before sample ``i + 1`` of any, the order flipped each round),
+    so a spell of this machine's drift lands on every store alike and the flatness ratio
+    and the layouts compare the code, not the minute; each store's rows, in measure
+    order."""
     out: list[list[Row]] = [[] for _ in stores]
     for m in range(len(stores[0][1])):
         samples: list[list[float]] = [[] for _ in stores]
@@ -461,7 +466,7 @@ def _interleave(
             measure = measures[m]
             med = statistics.median(samples[i])
             target = measure.target
-            out[i].append(Row(measure.name, layout, built.n, measure.unit, samples[i],
+            out[i].append(Row(measure.name, built.layout, built.n, measure.unit, samples[i],
                               "info" if target is None else f">= {target:,.0f}",
                               None if target is None else med >= target,
                               _join(measure.what, _note(built)), built.store))
@@ -688,7 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           " user=user_i (reads at one user's scope)")
     print(f"- caps: fill {cfg.build_cap_s:g} s, remember() sample {cfg.sample_cap_s:g} s,"
           f" row {cfg.row_budget_s:g} s; write rows grow the store between repeats"
-          " and run interleaved across stores and sizes; writer rows: processes"
+          " and run interleaved across stores, layouts and sizes; writer rows: processes"
           f" {args.writers}, {args.writer_writes} remember() each, system clock, root scope,"
           " after every other write row\n",
           flush=True)
@@ -700,10 +705,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.makedirs(base, exist_ok=True)
     started = time.perf_counter()
     try:
-        for layout in args.layout_list:
-            builts: list[Built] = []
+        builts: list[Built] = []
+        try:
             static: list[list[Row]] = []
-            try:
+            for layout in args.layout_list:
                 for store in args.store_list:
                     for n in args.size_list:
                         where = _location(store, base, layout, n)
@@ -717,25 +722,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                         static.append(_measure_static(built, layout, cfg))
                         for row in static[-1]:
                             row.store = store
-                print(f"... {layout}: measuring writes, stores and sizes interleaved",
-                      file=sys.stderr, flush=True)
-                writes = _interleave(
-                    [(b, _write_measures(b, layout, f"{layout}{b.requested}", cfg)
-                      + _writer_measures(b, f"{layout}{b.requested}", args.writer_counts,
-                                         args.writer_writes))
-                     for b in builts], layout, cfg)
-                for kept, written in zip(static, writes):
-                    rows.extend(kept + written)
-                if args.profile:
+            print("... measuring writes, stores, layouts and sizes interleaved",
+                  file=sys.stderr, flush=True)
+            writes = _interleave(
+                [(b, _write_measures(b, b.layout, f"{b.layout}{b.requested}", cfg)
+                  + _writer_measures(b, f"{b.layout}{b.requested}", args.writer_counts,
+                                     args.writer_writes))
+                 for b in builts], cfg)
+            for kept, written in zip(static, writes):
+                rows.extend(kept + written)
+            if args.profile:
+                for layout in args.layout_list:
                     for store in args.store_list:
-                        largest = [b for b in builts if b.store == store][-1]
+                        largest = [b for b in builts if b.store == store and b.layout == layout][-1]
                         profiles.append(_profile(largest, layout, args.profile_top))
-            finally:
-                for built in builts:
-                    built.mem.close()
-                    if built.store == "postgres" and not args.keep:
-                        assert DSN is not None
-                        _pgstore.drop_schema(DSN, built.path)
+        finally:
+            for built in builts:
+                built.mem.close()
+                if built.store == "postgres" and not args.keep:
+                    assert DSN is not None
+                    _pgstore.drop_schema(DSN, built.path)
     finally:
         if owned is not None:
             owned.cleanup()

@@ -111,7 +111,7 @@ def test_write_samples_alternate_between_sizes_and_flip_order_each_round() -> No
 
     with Memvara() as unused:  # the samplers here write nothing
         small, large = perf._interleave(
-            [store("8k", 8000, unused), store("100k", 100_000, unused)], "root", cfg)
+            [store("8k", 8000, unused), store("100k", 100_000, unused)], cfg)
     assert ran == [
         ("8k", "fresh", 0), ("100k", "fresh", 0), ("100k", "fresh", 1), ("8k", "fresh", 1),
         ("8k", "fresh", 2), ("100k", "fresh", 2),
