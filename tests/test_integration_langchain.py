@@ -133,6 +133,27 @@ def test_bad_construction_arguments_are_named(
     assert caught.value.argument == argument
 
 
+@pytest.mark.parametrize("kwargs", [
+    {"include_episode": True},  # a typo for include_episodes
+    {"search_kwargs": {"k": 1}},  # a vector store retriever's keyword
+    {"filter": {"predicate": "lives_in"}},
+])
+def test_a_keyword_the_retriever_does_not_take_is_named_not_ignored(
+    moved: Memvara, kwargs: dict[str, object]
+) -> None:
+    # BaseRetriever's pydantic config ignores unknown fields, so a typo or another
+    # retriever's keyword used to be dropped without a word.
+    with pytest.raises(InvalidArgumentError) as caught:
+        MemvaraRetriever(memory=moved, **kwargs)  # type: ignore[arg-type]
+    assert caught.value.argument == next(iter(kwargs))
+
+
+def test_langchains_own_fields_are_still_taken(moved: Memvara) -> None:
+    retriever = MemvaraRetriever(memory=moved, name="facts", tags=["mem"], metadata={"v": 1})
+    assert (retriever.name, retriever.tags, retriever.metadata) == ("facts", ["mem"], {"v": 1})
+    assert objects(retriever.invoke("where does Ana live")) == ["Lisbon"]
+
+
 def test_a_memory_that_is_not_one_is_named() -> None:
     with pytest.raises(InvalidArgumentError, match="memory"):
         MemvaraRetriever(memory="memory.db")  # type: ignore[arg-type]
@@ -236,11 +257,17 @@ def test_bad_messages_are_named_and_nothing_is_written(
     assert history.messages == [] and mem.episodes(session="s") == []
 
 
-@pytest.mark.parametrize("session_id", ["", "   ", 7, None])
+@pytest.mark.parametrize("session_id", ["", "   ", 7, None, "a\x00b"])
 def test_a_bad_session_id_is_named(mem: Memvara, session_id: object) -> None:
     with pytest.raises(InvalidArgumentError) as caught:
         MemvaraChatMessageHistory(memory=mem, session_id=session_id)  # type: ignore[arg-type]
     assert caught.value.argument == "session_id"
+
+
+def test_the_historys_bad_memory_is_named_memory() -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        MemvaraChatMessageHistory(memory="memory.db", session_id="s")  # type: ignore[arg-type]
+    assert caught.value.argument == "memory"
 
 
 def test_without_langchain_core_the_import_says_how_to_install_it(

@@ -76,8 +76,9 @@ class MemvaraRetriever(BaseRetriever):
 
     Raises:
         InvalidTimeError: a time keyword that is not a datetime.
-        InvalidArgumentError: any other bad argument, named; at ``invoke()``, a keyword
-            this retriever does not take (a metadata ``filter``, say).
+        InvalidArgumentError: any other bad argument, named; a keyword this retriever
+            does not take (a metadata ``filter``, ``search_kwargs``, a typo), at
+            construction or at ``invoke()``.
     """
 
     memory: Memvara | ScopedMemvara
@@ -102,6 +103,14 @@ class MemvaraRetriever(BaseRetriever):
     ) -> None:
         # Checked here, before pydantic sees them: it would turn "2026-01-01" into a
         # datetime, and answer other mistakes with its own ValidationError.
+        # BaseRetriever's pydantic config drops unknown fields, so a typo
+        # (include_episode=) or another retriever's keyword (search_kwargs=) would be lost.
+        unknown = sorted(set(kwargs) - set(BaseRetriever.model_fields))
+        if unknown:
+            raise InvalidArgumentError(
+                unknown[0], "not a keyword MemvaraRetriever takes; it takes memory, k,"
+                f" {', '.join(TIME_KEYWORDS)}, states, include_episodes and LangChain's"
+                f" {', '.join(BaseRetriever.model_fields)} (metadata filters are not supported)")
         checked = reading(k, valid_at, known_at, as_of, states, include_episodes)
         fields: dict[str, Any] = {
             "memory": check_memory(memory), "k": checked.k, "valid_at": checked.valid_at,
@@ -166,8 +175,12 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
     def __init__(self, memory: MemoryHandle, session_id: str) -> None:
         if not isinstance(session_id, str) or not session_id.strip():
             raise InvalidArgumentError("session_id", f"expected a non-blank string, got {session_id!r:.40}")
+        handle = check_memory(memory)
+        try:
+            self.memory = handle.scope(session=session_id)
+        except InvalidArgumentError as exc:  # a NUL, say: named as this class's argument
+            raise InvalidArgumentError("session_id", exc.problem) from None
         self.session_id = session_id
-        self.memory = check_memory(memory).scope(session=session_id)
         self.last_receipt: WriteReceipt | None = None
         """What the latest ``add_messages()`` wrote and skipped (``None`` before one)."""
 
