@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("llama_index.core", reason="the llama-index extra (llama-index-core) is not installed")
 
+from llama_index.core.callbacks import CallbackManager, CBEventType, LlamaDebugHandler  # noqa: E402
 from llama_index.core.retrievers import BaseRetriever  # noqa: E402
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode  # noqa: E402
 
@@ -91,6 +92,30 @@ def test_bad_arguments_are_named(
     with pytest.raises(error) as caught:
         MemvaraRetriever(**arguments)  # type: ignore[arg-type]
     assert isinstance(caught.value, InvalidArgumentError)
+    assert caught.value.argument == argument
+
+
+def test_a_callback_manager_sees_each_retrieval_and_at_keeps_it(moved: Memvara) -> None:
+    # LlamaIndex's own retrievers take callback_manager= (and verbose=); this one refused
+    # them with a TypeError, so a debug handler could not watch it.
+    debug = LlamaDebugHandler()
+    retriever = MemvaraRetriever(moved, callback_manager=CallbackManager([debug]), verbose=True)
+    assert objects(retriever.retrieve("where does Ana live")) == ["Lisbon"]
+    assert objects(retriever.at(as_of=MAR).retrieve("where does Ana live")) == ["Berlin"]
+    pairs = debug.get_event_pairs(CBEventType.RETRIEVE)
+    assert len(pairs) == 2
+    assert [len(end.payload["nodes"]) for _, end in pairs] == [1, 1]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("kwargs", "argument"), [
+    ({"callback_manager": [LlamaDebugHandler()]}, "callback_manager"),
+    ({"verbose": "yes"}, "verbose"),
+])
+def test_bad_llamaindex_keywords_are_named(
+    moved: Memvara, kwargs: dict[str, object], argument: str
+) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        MemvaraRetriever(moved, **kwargs)  # type: ignore[arg-type]
     assert caught.value.argument == argument
 
 

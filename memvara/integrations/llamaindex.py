@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 try:
+    from llama_index.core.callbacks import CallbackManager
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # the extra is not installed
@@ -29,7 +30,7 @@ except ImportError as exc:  # the extra is not installed
         " pip install 'memvara[llama-index]'"
     ) from exc
 
-from memvara import Memvara, ScopedMemvara
+from memvara import InvalidArgumentError, Memvara, ScopedMemvara
 
 from ._retrieval import MemoryHandle, check_memory, metadata, reading
 
@@ -53,6 +54,8 @@ class MemvaraRetriever(BaseRetriever):
         valid_at, known_at, as_of: the instants searched at, as in ``search()``.
         states: the claim states admitted (default live only).
         include_episodes: rank raw conversation turns alongside claims.
+        callback_manager, verbose: LlamaIndex's own, as its retrievers take them (the
+            manager's handlers see each retrieval).
 
     Raises:
         InvalidTimeError: a time keyword that is not a datetime.
@@ -68,10 +71,18 @@ class MemvaraRetriever(BaseRetriever):
         as_of: datetime | None = None,
         states: Sequence[str] | None = None,
         include_episodes: bool = False,
+        *,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
     ) -> None:
         self.memory = check_memory(memory)
         self.reading = reading(k, valid_at, known_at, as_of, states, include_episodes)
-        super().__init__()
+        if callback_manager is not None and not isinstance(callback_manager, CallbackManager):
+            raise InvalidArgumentError("callback_manager", f"expected a CallbackManager or None,"
+                                                           f" got {type(callback_manager).__name__}")
+        if not isinstance(verbose, bool):
+            raise InvalidArgumentError("verbose", f"expected True or False, got {verbose!r:.40}")
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def at(
         self,
@@ -81,10 +92,11 @@ class MemvaraRetriever(BaseRetriever):
         as_of: datetime | None = None,
     ) -> MemvaraRetriever:
         """A copy of this retriever that searches at other instants (all three are
-        replaced: the ones not passed are the defaults)."""
+        replaced: the ones not passed are the defaults), with the same callbacks."""
         now = self.reading
         return MemvaraRetriever(self.memory, now.k, valid_at, known_at, as_of, now.states,
-                                now.include_episodes)
+                                now.include_episodes, callback_manager=self.callback_manager,
+                                verbose=self._verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         nodes = []
