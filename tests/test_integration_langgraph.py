@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
+from typing import cast
 
 import pytest
 
@@ -20,8 +21,11 @@ from langgraph.store.base import (  # noqa: E402
     MatchCondition,
     Op,
     PutOp,
+    SearchItem,
     SearchOp,
 )
+
+from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from memvara import AsyncMemvara, Claim, InvalidArgumentError, Memvara  # noqa: E402
 from memvara.integrations.langgraph import ITEM, MemvaraStore, NamespaceLabelError  # noqa: E402
@@ -211,6 +215,25 @@ def test_search_without_a_query_lists_newest_first_and_filters(store: MemvaraSto
     assert keys(query="Berlin", filter={"age": {"$gt": 1}}) == ["a"]
 
 
+@pytest.mark.parametrize("query", ["", "   "])
+def test_a_blank_query_lists_as_langgraphs_own_store_does(
+    store: MemvaraStore, clock: Clock, query: str
+) -> None:
+    # LangGraph's stores treat query="" as no query (`if op.query`); this one used to
+    # raise memvara's 'query: must not be empty' after the batch's earlier ops had run.
+    reference = InMemoryStore()
+    for key in ("a", "b"):
+        for each in (store, reference):
+            each.put(("p",), key, {"city": "Berlin"})
+        clock.advance(hours=1)
+    answers = store.batch([PutOp(("p",), "c", {"city": "Lisbon"}), SearchOp(("p",), query=query)])
+    reference.put(("p",), "c", {"city": "Lisbon"})
+    found = cast(list[SearchItem], answers[1])
+    assert sorted(h.key for h in found) == sorted(h.key for h in reference.search(("p",), query=query))
+    assert [h.key for h in found] == ["c", "b", "a"]
+    assert all(h.score is None for h in found)
+
+
 def test_list_namespaces_with_prefix_suffix_wildcards_depth_and_paging(store: MemvaraStore) -> None:
     for namespace in [("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f"),
                       ("a", "c", "f")]:
@@ -310,6 +333,7 @@ def test_a_namespace_label_with_a_dot_is_refused_everywhere(store: MemvaraStore,
     (SearchOp(("a",), None, -1), "limit"),
     (SearchOp(("a",), None, 10, True), "offset"),
     (SearchOp(("a",), None, 10, 0, 42), "query"),  # type: ignore[arg-type]
+    (SearchOp(("a",), None, 10, 0, "\ud800"), "query"),  # refused after the put ran, before
     (ListNamespacesOp(match_conditions=(MatchCondition("infix", ("a",)),)), "match_conditions"),  # type: ignore[arg-type]
     (ListNamespacesOp(max_depth=0), "max_depth"),
     (ListNamespacesOp(limit=None), "limit"),  # type: ignore[arg-type]

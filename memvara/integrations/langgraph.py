@@ -8,7 +8,8 @@ the item, in a slot of its own that holds one value. Changing ``city`` ends exac
 old ``city`` (on both clocks, with its history kept: ``memory.history()``), a field
 left out of a later ``put`` is retired, ``delete`` retires the item, and
 ``search(prefix, query=...)`` ranks with memvara's own search (BM25 and vectors, fused
-and explained) and keeps the hits that are this store's, under the prefix. A ``put``
+and explained) and keeps the hits that are this store's, under the prefix (an empty or
+blank query lists, as LangGraph's own stores do with ``query=""``). A ``put``
 settles its new and changed values in one transaction (one ``remember_many()``), then
 retires the fields it left out (one ``delete()`` each): a crash between the two leaves
 those fields live but out of the item, whose record lists its fields.
@@ -231,7 +232,7 @@ class MemvaraStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         want = op.offset + op.limit
-        if op.query is None:
+        if op.query is None or not op.query.strip():  # LangGraph's stores: "" is no query
             prefix = op.namespace_prefix
             ranked = [(c.subject, None) for c in self._records()
                       if tuple(_about(c)["namespace"][: len(prefix)]) == prefix]
@@ -309,8 +310,10 @@ def _check_op(op: object) -> None:
         _check_labels(op.namespace_prefix, "namespace_prefix")
         _count(op.limit, "limit", 0)
         _count(op.offset, "offset", 0)
-        if op.query is not None and not isinstance(op.query, str):
-            raise InvalidArgumentError("query", f"expected a string or None, got {type(op.query).__name__}")
+        if op.query is not None:
+            if not isinstance(op.query, str):
+                raise InvalidArgumentError("query", f"expected a string or None, got {type(op.query).__name__}")
+            _utf8(op.query, "query")
         check_filter(op.filter)
     elif isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
