@@ -138,6 +138,46 @@ def test_pop_retires_the_latest_item_and_history_keeps_it(mem: Memvara, clock: C
     assert states == {"one": "live", "two": "retired", "three": "live"}
 
 
+def test_two_session_objects_for_one_session_lose_no_item_side_by_side(mem: Memvara) -> None:
+    # A server makes a session object per request, as the SDK's docs do with
+    # SQLiteSession(session_id): two of them appending at once used to read the same
+    # next position and write the same slot, so one item reinforced the other (40 in,
+    # about 30 kept).
+    first, second = MemvaraSession("s1", mem, learn=False), MemvaraSession("s1", mem, learn=False)
+
+    async def append_all() -> None:
+        await asyncio.gather(*[(first, second)[i % 2].add_items([_user(f"m{i}")])
+                               for i in range(40)])
+
+    run(append_all())
+    assert sorted(item["content"] for item in run(first.get_items())) == sorted(
+        f"m{i}" for i in range(40))
+
+    async def pop_all() -> list[Any]:
+        return await asyncio.gather(*[(first, second)[i % 2].pop_item() for i in range(40)])
+
+    popped = run(pop_all())
+    assert sorted(item["content"] for item in popped) == sorted(f"m{i}" for i in range(40))
+    assert run(second.get_items()) == []
+
+
+def test_one_session_object_serves_calls_side_by_side_in_one_event_loop_then_another(
+    mem: Memvara,
+) -> None:
+    # It held an asyncio.Lock, bound to the first loop that waited on it: a burst of
+    # calls under a second asyncio.run was a RuntimeError ('bound to a different event loop').
+    session = MemvaraSession("s1", mem, learn=False)
+
+    async def burst(tag: str) -> None:
+        await asyncio.gather(*[session.add_items([_user(f"{tag}{i}")]) for i in range(3)])
+        await asyncio.gather(session.pop_item(), session.clear_session())
+
+    run(burst("a"))
+    run(burst("b"))
+    assert run(session.get_items()) == []
+    assert mem.count(session="s1", include_invalidated=True) == 6
+
+
 def test_clear_retires_the_transcript_and_keeps_what_was_learned(mem: Memvara) -> None:
     session = MemvaraSession("s1", mem.scope(user="alice"))
     run(session.add_items([_user("I live in Berlin"), *_as_items(_say("Noted."))]))

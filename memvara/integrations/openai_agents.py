@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -53,6 +54,14 @@ ITEM_PREDICATE = "agents_item"
 """The predicate of the transcript's claims: one item per slot, and a conversation goes
 stale in a week (``FAST``), as the memory's registry is told."""
 _ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
+_EDITING = threading.Lock()
+"""Held while any session reads its next position and writes there, or picks and retires
+an item: two session objects for one session (one per request, say) would otherwise
+write the same slot, and one item would reinforce the other instead of being kept. A
+thread lock, as the SDK's own SQLiteSession has, not an ``asyncio.Lock``: that binds to
+the first event loop it waits in, and a session used from a second ``asyncio.run`` then
+failed with ``RuntimeError``. It holds within one process; two processes appending to
+one session at the same instant can still write the same slot."""
 
 
 class MemvaraSession:
@@ -94,7 +103,6 @@ class MemvaraSession:
         self.session_id = session_id
         self.session_settings = session_settings
         self._learn = learn
-        self._lock = asyncio.Lock()
         self.last_receipt: WriteReceipt | None = None
         """What the latest ``add_items()`` learned (``None`` before one learned anything);
         after a failed model call, the ``ExtractionPendingError``'s receipt, whose turns
@@ -120,18 +128,15 @@ class MemvaraSession:
         checked = _checked(items)
         if not checked:
             return
-        async with self._lock:
-            await asyncio.to_thread(self._append, checked)
+        await asyncio.to_thread(self._append, checked)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Retire the latest item and return it (``None`` when the session is empty)."""
-        async with self._lock:
-            return await asyncio.to_thread(self._pop)
+        return await asyncio.to_thread(self._pop)
 
     async def clear_session(self) -> None:
         """Retire every item of the session (the learned facts stay)."""
-        async with self._lock:
-            await asyncio.to_thread(self._clear)
+        await asyncio.to_thread(self._clear)
 
     # -- on a worker thread ---------------------------------------------------------------
     def _claims(self, states: Sequence[str] = ("live",)) -> list[Claim]:
@@ -148,14 +153,15 @@ class MemvaraSession:
         return [(claim, claim.meta["item"]) for claim in self._claims()]
 
     def _append(self, items: list[dict[str, Any]]) -> None:
-        every = self._claims(("live", "ended", "retired"))
-        start = 1 + cast(int, every[-1].meta["position"]) if every else 0
-        self._transcript.remember_many([
-            Claim(f"{self.session_id} item {start + i}", ITEM_PREDICATE, _kind(item),
-                  text=_text(item), memory_type="episodic",
-                  meta={"position": start + i, "item": item})
-            for i, item in enumerate(items)
-        ])
+        with _EDITING:
+            every = self._claims(("live", "ended", "retired"))
+            start = 1 + cast(int, every[-1].meta["position"]) if every else 0
+            self._transcript.remember_many([
+                Claim(f"{self.session_id} item {start + i}", ITEM_PREDICATE, _kind(item),
+                      text=_text(item), memory_type="episodic",
+                      meta={"position": start + i, "item": item})
+                for i, item in enumerate(items)
+            ])
         said = [{"role": "user", "content": text} for text in map(_user_text, items) if text]
         if self._learn and said:
             try:
@@ -164,16 +170,18 @@ class MemvaraSession:
                 self.last_receipt = exc.receipt
 
     def _clear(self) -> None:
-        for claim in self._claims():
-            self._transcript.delete(claim.id)
+        with _EDITING:
+            for claim in self._claims():
+                self._transcript.delete(claim.id)
 
     def _pop(self) -> Any:
-        live = self._live()
-        if not live:
-            return None
-        claim, item = live[-1]
-        self._transcript.delete(claim.id)
-        return item
+        with _EDITING:
+            live = self._live()
+            if not live:
+                return None
+            claim, item = live[-1]
+            self._transcript.delete(claim.id)
+            return item
 
 
 def _checked(items: object) -> list[dict[str, Any]]:
