@@ -207,6 +207,20 @@ def test_search_ranks_by_cosine_and_filters(storage: MemvaraStorage) -> None:
     assert storage.search(opposite, min_score=0.0)[0][1] == 0.0
 
 
+def test_an_empty_category_list_is_no_filter_for_a_search_as_crewai_reads_it(
+    crew_memory: Memory, storage: MemvaraStorage
+) -> None:
+    # CrewAI's deep recall turns categories=[] into None and its LanceDB backend skips an
+    # empty list; a shallow recall hands [] straight to the storage, which found nothing.
+    saved = record("Alice leads the Berlin team", "/crew", categories=["people"])
+    storage.save([saved])
+    matches = crew_memory.recall("Berlin team", categories=[], depth="shallow")
+    assert [m.record.id for m in matches] == [saved.id]
+    assert [r.id for r, _ in storage.search(embed(["Berlin team"])[0], categories=[])] == [saved.id]
+    assert storage.delete(categories=[]) == 0  # a delete with an empty list retires nothing
+    assert storage.count() == 1
+
+
 def test_a_query_of_another_width_is_refused(storage: MemvaraStorage) -> None:
     storage.save([record("hello there")])
     with pytest.raises(DimensionMismatchError, match="^query_embedding: 3 values"):

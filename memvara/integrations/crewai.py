@@ -135,7 +135,9 @@ class MemvaraStorage:
     ) -> list[tuple[MemoryRecord, float]]:
         """The ``limit`` records whose embeddings are closest to ``query_embedding`` by
         cosine (clipped at 0), best first, at least ``min_score``; records saved without
-        an embedding are never found.
+        an embedding are never found. An empty ``categories`` list filters nothing, as
+        CrewAI's own recall and LanceDB backend read it (``delete`` with one retires
+        nothing).
 
         Raises:
             InvalidArgumentError: a bad argument, named.
@@ -146,6 +148,8 @@ class MemvaraStorage:
         if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) \
                 or math.isnan(min_score):
             raise InvalidArgumentError("min_score", f"expected a number, got {min_score!r:.40}")
+        if categories is not None and not _strings(categories, "categories"):
+            categories = None  # an empty list filters nothing, as CrewAI's recall reads it
         pairs = [(row.record, row.vector)
                  for row in self._select(scope_prefix, categories, metadata_filter)
                  if row.vector is not None]
