@@ -289,6 +289,14 @@ def test_a_runner_replays_the_session_to_the_model(mem: Memvara) -> None:
     ("hello", "items"),
     ([_user("ok"), "hello"], "items[1]"),
     ([{"role": "user", "content": object()}], "items[0]"),
+    # Each of these was named by memvara's own internals (claims[0].text, claims[0].meta,
+    # messages[0].content), and the NUL one was refused by add() after the transcript
+    # had been written.
+    ([_user("ok"), _user("bad \ud800 text")], "items[1]"),
+    ([_user("ok"), {"role": "tool", "content": "ok", "score": float("nan")}], "items[1]"),
+    ([_user("ok"), _user("a\x00b")], "items[1]"),
+    ([_user("ok"), {"role": "user", "content": [{"type": "input_text", "text": "a\x00b"}]}],
+     "items[1]"),
 ])
 def test_bad_items_name_the_item_and_write_nothing(
     mem: Memvara, items: Any, argument: str

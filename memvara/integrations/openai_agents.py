@@ -122,8 +122,9 @@ class MemvaraSession:
         """Append ``items`` to the transcript, then learn from the user's messages.
 
         Raises:
-            InvalidArgumentError: ``items`` is not a list of JSON-serializable dicts
-                (named by index); nothing is written.
+            InvalidArgumentError: ``items`` is not a list of JSON-serializable dicts, or
+                one holds a lone surrogate or a user message with a NUL (named by index);
+                nothing is written.
         """
         checked = _checked(items)
         if not checked:
@@ -193,9 +194,16 @@ def _checked(items: object) -> list[dict[str, Any]]:
         if not isinstance(item, Mapping):
             raise InvalidArgumentError(f"items[{i}]", f"expected a dict, got {type(item).__name__}")
         try:
-            checked.append(json.loads(json.dumps(dict(item))))
+            text = json.dumps(dict(item), ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"items[{i}]", f"not JSON-serializable: {exc}") from None
+        # What the store or add() would refuse only after the transcript was written, or
+        # name by their own internals (claims[0].text, messages[0].content):
+        if not text.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+            raise InvalidArgumentError(f"items[{i}]", "holds a lone surrogate, not valid Unicode text")
+        checked.append(json.loads(text))
+        if "\x00" in _user_text(checked[-1]):
+            raise InvalidArgumentError(f"items[{i}]", "a user message's text holds a NUL character")
     return checked
 
 
