@@ -248,6 +248,18 @@ def test_redaction_needs_no_recorder(clock: Clock) -> None:
     assert texts == ["mail me at [email]"]
 
 
+def test_a_redactor_that_returns_no_text_is_named_and_nothing_is_stored(clock: Clock) -> None:
+    class Broken:
+        def redact(self, text: str) -> str:
+            return None  # type: ignore[return-value]  # forgot to return the text
+
+    with Memvara(clock=clock, redactor=Broken(), llm=FakeLLM()) as mem:
+        with pytest.raises(InvalidArgumentError) as caught:  # was AttributeError from deep inside
+            mem.add("I live in Berlin")
+        assert str(caught.value) == "redactor: redact() must return the text as a string, got NoneType"
+        assert mem.stats()["episodes"] == 0
+
+
 def test_a_backends_own_llm_error_is_the_cause_not_rewrapped(quiet_mem: Memvara, fake: FakeLLM) -> None:
     def broken(turns: Sequence[Episode]) -> list[Claim]:
         raise LLMError("HTTP 529 from the provider")

@@ -272,6 +272,9 @@ class Ingest:
         out = []
         for turn in turns:
             clean = redactor.redact(turn.content)
+            if not isinstance(clean, str):  # before anything is stored: the text is what it returns
+                raise InvalidArgumentError("redactor", f"redact() must return the text as a string,"
+                                           f" got {type(clean).__name__}")
             if recorder is not None:
                 script = script_of(turn.content)
                 recorder.record("redact.inspected", field="content", script=script)
