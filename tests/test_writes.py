@@ -373,6 +373,15 @@ def test_supersede_of_a_claim_that_ended_before_the_switch_leaves_it_as_it_was(
     assert kept == old and kept.state == "ended"  # its end stays MAR, nothing retired it
 
 
+def test_remember_stores_its_fields_as_given_even_with_a_redactor(clock: Clock) -> None:
+    from memvara import NullLLM
+    from memvara.redact import BasicRedactor
+
+    with Memvara(clock=clock, redactor=BasicRedactor(), llm=NullLLM()) as mem:  # it reads add()'s turns
+        claim = mem.remember("ann", "email", "ann@example.com").added[0]
+        assert (claim.object, claim.text) == ("ann@example.com", "ann email ann@example.com")
+
+
 def test_supersede_errors(mem: Memvara) -> None:
     old = mem.remember("user", "likes", "tea").added[0]
     with pytest.raises(ClaimNotFoundError) as caught:
