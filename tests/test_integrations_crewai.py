@@ -284,6 +284,15 @@ def test_a_stored_record_is_decoded_once(storage: MemvaraStorage,
     (lambda s: s.save([MemoryRecord(content=" ")]), "records[0].content"),
     (lambda s: s.update("x"), "record"),
     (lambda s: s.update(MemoryRecord(content="")), "record.content"),
+    # These were named by the store's own claim fields (claims[1].object, claims[0].meta):
+    (lambda s: s.save([record("fine"), MemoryRecord(content="a\ud800b")]), "records[1]"),
+    (lambda s: s.save([MemoryRecord(content="ok", metadata={"x": "\udfff"})]), "records[0]"),
+    (lambda s: s.update(MemoryRecord(content="ok", scope="/\ud800")), "record"),
+    # and these were stored, a NaN scoring every later search 0:
+    (lambda s: s.save([MemoryRecord(content="ok", embedding=[float("nan")] * 64)]),
+     "records[0].embedding"),
+    (lambda s: s.update(MemoryRecord(content="ok", embedding=[float("inf")] * 64)),
+     "record.embedding"),
     (lambda s: s.search("abc"), "query_embedding"),
     (lambda s: s.search(["a", "b"]), "query_embedding"),
     (lambda s: s.search([]), "query_embedding"),
@@ -313,6 +322,27 @@ def test_bad_input_is_a_memvara_error_naming_the_argument(
         call(storage)
     assert caught.value.argument == argument
     assert [r.content for r in storage.list_records()] == ["kept"]
+
+
+def test_an_embedding_of_another_width_is_refused_at_save_and_search_keeps_working(
+    storage: MemvaraStorage,
+) -> None:
+    # CrewAI's LanceDB backend refuses it at save; stored, one such record made every
+    # later search a DimensionMismatchError until it was deleted.
+    kept = record("kept")
+    storage.save([kept])
+    narrow = MemoryRecord(content="narrow", embedding=[1.0, 0.0])
+    with pytest.raises(DimensionMismatchError, match=r"^records\[1\]\.embedding: 2 values"):
+        storage.save([record("fine"), narrow])
+    with pytest.raises(DimensionMismatchError, match=r"^record\.embedding: 2 values"):
+        storage.update(narrow)
+    assert [r.content for r in storage.list_records()] == ["kept"]
+    assert [r.id for r, _ in storage.search(embed(["kept"])[0])] == [kept.id]
+    # A record replaced by a new width is not counted against it, nor is a record
+    # saved without an embedding.
+    storage.update(kept.model_copy(update={"embedding": [1.0, 0.0]}))
+    storage.save([MemoryRecord(content="no vector"), MemoryRecord(content="b", embedding=[0.0, 1.0])])
+    assert [r.content for r, _ in storage.search([1.0, 0.0])] == ["kept", "b"]
 
 
 def test_a_bad_memory_is_named() -> None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -91,15 +92,14 @@ class MemvaraStorage:
         """Store each record as a claim, in one transaction."""
         checked = _records(records)
         if checked:
+            self._check_widths([(f"records[{i}]", record) for i, record in enumerate(checked)])
             self._memory.remember_many([_claim(record) for record in checked])
 
     def update(self, record: MemoryRecord) -> None:
         """Replace the record with the same id: its claim is superseded, so the earlier
         version stays in the history. A record not stored yet is saved."""
-        if not isinstance(record, MemoryRecord):
-            raise InvalidArgumentError("record", f"expected a MemoryRecord, got"
-                                                 f" {type(record).__name__}")
-        _text(record.content, "record.content")
+        _record(record, "record")
+        self._check_widths([("record", record)])
         old = self._find(record.id)
         if old is None:
             self._memory.remember_many([_claim(record)])
@@ -122,6 +122,23 @@ class MemvaraStorage:
     def reset(self, scope_prefix: str | None = None) -> None:
         """Retire every record under ``scope_prefix`` (every record when ``None``)."""
         self.delete(scope_prefix=scope_prefix)
+
+    def _check_widths(self, named: list[tuple[str, MemoryRecord]]) -> None:
+        """Refuse an embedding whose width is not the stored records' (or the other new
+        ones'), as CrewAI's LanceDB backend does: kept, it would make every later search
+        a ``DimensionMismatchError``. The records these replace are not counted."""
+        replaced = {record.id for _, record in named}
+        widths = {row.vector.shape[0]
+                  for row in self._rows(self._memory.get_all(predicate=RECORD_PREDICATE))
+                  if row.vector is not None and row.record.id not in replaced}
+        for name, record in named:
+            if record.embedding:
+                width = len(record.embedding)
+                if widths - {width}:
+                    raise DimensionMismatchError(
+                        f"{name}.embedding: {width} values, but the stored records'"
+                        f" embeddings have {sorted(widths)}")
+                widths.add(width)
 
     # -- reads ----------------------------------------------------------------------------
     def search(
@@ -317,16 +334,28 @@ def _utc(value: datetime) -> datetime:
 
 
 def _records(records: object) -> list[MemoryRecord]:
-    """``records`` checked: a list of ``MemoryRecord`` with non-blank content."""
+    """``records`` checked: a list of ``MemoryRecord``, each as ``_record`` checks it."""
     if not isinstance(records, list):
         raise InvalidArgumentError("records", f"expected a list of MemoryRecord, got"
                                               f" {type(records).__name__}")
     for i, record in enumerate(records):
-        if not isinstance(record, MemoryRecord):
-            raise InvalidArgumentError(f"records[{i}]", f"expected a MemoryRecord, got"
-                                                        f" {type(record).__name__}")
-        _text(record.content, f"records[{i}].content")
+        _record(record, f"records[{i}]")
     return records
+
+
+def _record(record: object, name: str) -> None:
+    """One record checked, named ``name``: non-blank content, a finite embedding, and
+    text the store can hold (a lone surrogate was refused by the store, named by its own
+    claim's fields)."""
+    if not isinstance(record, MemoryRecord):
+        raise InvalidArgumentError(name, f"expected a MemoryRecord, got {type(record).__name__}")
+    _text(record.content, f"{name}.content")
+    if record.embedding and not np.isfinite(np.asarray(record.embedding, dtype=np.float64)).all():
+        raise InvalidArgumentError(f"{name}.embedding", "holds a value that is not a finite number")
+    try:
+        json.dumps(record.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentError(name, "holds a lone surrogate, not valid Unicode text") from None
 
 
 def _vector(value: object) -> npt.NDArray[np.float32]:
