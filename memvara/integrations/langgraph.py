@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -89,6 +90,11 @@ FIELD = "langgraph_field_"
 _MAX_K = 1_000_000
 _LOOKS = 3
 """How many searches one ``search(query=...)`` makes at most, each four times deeper."""
+_WRITING = threading.Lock()
+"""Held by every store while a put or delete reads an item and rewrites it: two puts to
+one key at once (``abatch`` runs on worker threads) each retired only the fields they had
+read, so the other's new field stayed a live claim that no ``get`` showed. It holds
+within one process."""
 
 
 class NamespaceLabelError(InvalidArgumentError, InvalidNamespaceError):
@@ -154,10 +160,11 @@ class MemvaraStore(BaseStore):
         if isinstance(op, GetOp):
             return self._get(op.namespace, op.key)
         if isinstance(op, PutOp):
-            if op.value is None:
-                self._delete(op.namespace, op.key)
-            else:
-                self._put(op.namespace, op.key, op.value)
+            with _WRITING:
+                if op.value is None:
+                    self._delete(op.namespace, op.key)
+                else:
+                    self._put(op.namespace, op.key, op.value)
             return None
         if isinstance(op, SearchOp):
             return self._search(op)
