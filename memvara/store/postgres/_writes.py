@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -26,7 +27,7 @@ from ..._domain.salience import reinforced_storage, retrievability
 from ..._domain.time import from_micros, to_micros
 from ..._errors import DimensionMismatchError, StoreError
 from ...schema import Cardinality, PredicateSpec, Volatility
-from ..sqlite._rows import claim_row, claim_rowid, decode_claim, ended, new_id, retired
+from ..sqlite._rows import INSERT_COLUMNS, claim_row, claim_rowid, decode_claim, ended, new_id, retired
 from ..sqlite._rows import scope_levels, scope_of, with_id
 from . import _sql
 from ._connect import Connections
@@ -55,6 +56,13 @@ _ARRAYS = (
 """A new claim's columns after ``rowid`` and ``id``, with their types (``digest``: the
 part of the id after its rowid)."""
 _COLUMNS = ", ".join(name for name, _ in _ARRAYS[1:])
+_FROM_ROW = operator.itemgetter(*(INSERT_COLUMNS.index(name) for name, _ in _ARRAYS[1:-2]))
+"""``claim_row``'s values of ``_ARRAYS``' columns from ``s_tenant`` to ``object_key``
+(``tokens`` and ``emb`` are PostgreSQL's own), picked by name."""
+_TYPED = tuple((i, {"int": int, "float8": float}[kind]) for i, (_, kind) in enumerate(_ARRAYS[1:-2])
+               if kind in ("int", "float8"))
+"""Where those values are numbers, and of which Python type: a parameter's type is part
+of the statement psycopg prepares, so ``1`` for a confidence would plan it again."""
 _INSERT_ONE = (
     # One claim, one statement (one round trip): its rowid, its row, its tokens and its
     # source links. The id is ``c<rowid>-<digest>`` (``new_claim_id``), the digest
@@ -181,9 +189,10 @@ class Writes(Connections):
             for i, (claim, found) in enumerate(zip(claims, counts)):
                 key = None if subject_keys is None else subject_keys[i]
                 cid, row = claim_row(claim, 0, None, key)
-                rows.append((cid.partition("-")[2], *row[2:10], int(claim.polarity), *row[11:17],
-                             float(claim.confidence), *row[18:23], int(claim.observations),
-                             row[25], sum(found.values()),
+                values = list(_FROM_ROW(row))
+                for k, kind in _TYPED:
+                    values[k] = kind(values[k])
+                rows.append((cid.partition("-")[2], *values, sum(found.values()),
                              None if vectors is None else np.asarray(vectors[i], dtype=np.float32)))
             if len(claims) == 1:
                 sources = list(dict.fromkeys(claims[0].sources))

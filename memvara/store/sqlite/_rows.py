@@ -21,6 +21,7 @@ from .._transfer import ClaimRecord, Closure
 
 __all__ = [
     "CLAIM_COLUMNS",
+    "INSERT_COLUMNS",
     "INSERT_SQL",
     "claim_row",
     "claim_rowid",
@@ -167,7 +168,9 @@ _INSERT_HEAD = (
     " recorded_at, invalidated_at, invalidated_by, confidence, memory_type, text, extractor,"
     " meta, sources, observations, vec_slot, object_key) VALUES "
 )
-_INSERT_COLUMNS = _INSERT_HEAD[_INSERT_HEAD.index("(") + 1 : _INSERT_HEAD.index(")")].split(", ")
+INSERT_COLUMNS = tuple(_INSERT_HEAD[_INSERT_HEAD.index("(") + 1 : _INSERT_HEAD.index(")")].split(", "))
+"""The columns of ``claim_row``'s tuple, in its order."""
+_INSERT_COLUMNS = INSERT_COLUMNS
 INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * len(_INSERT_COLUMNS)) + ")"
 
 _USUALLY_NULL = tuple(_INSERT_COLUMNS.index(name) for name in (
