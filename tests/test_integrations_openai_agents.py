@@ -4,6 +4,7 @@ and a ``Runner`` using the session with an offline model that scripts its answer
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,7 +32,7 @@ from openai.types.responses import (  # noqa: E402
 
 from memvara import AsyncMemvara, InvalidArgumentError, Memvara, PredicateSpec  # noqa: E402
 from memvara.schema import Cardinality, Volatility  # noqa: E402
-from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession  # noqa: E402
+from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession, _editing  # noqa: E402
 
 from .conftest import Clock, FakeLLM  # noqa: E402
 
@@ -159,6 +160,27 @@ def test_two_session_objects_for_one_session_lose_no_item_side_by_side(mem: Memv
     popped = run(pop_all())
     assert sorted(item["content"] for item in popped) == sorted(f"m{i}" for i in range(40))
     assert run(second.get_items()) == []
+
+
+def test_a_session_held_mid_append_does_not_hold_up_another_session(mem: Memvara) -> None:
+    # Every object of one session takes one lock; another session (of another stripe)
+    # appends while that lock is held, where one lock for every session made it wait.
+    held = _editing("s1")
+    other = next(f"s{i}" for i in range(2, 200) if _editing(f"s{i}") is not held)
+    assert _editing("s1") is held
+    done = threading.Event()
+
+    def append() -> None:
+        run(MemvaraSession(other, mem, learn=False).add_items([_user("still written")]))
+        done.set()
+
+    worker = threading.Thread(target=append)
+    with held:
+        worker.start()
+        finished = done.wait(timeout=30)  # at once; with one lock for all, not until released
+    worker.join()
+    assert finished
+    assert [item["content"] for item in run(MemvaraSession(other, mem).get_items())] == ["still written"]
 
 
 def test_one_session_object_serves_calls_side_by_side_in_one_event_loop_then_another(

@@ -54,14 +54,21 @@ ITEM_PREDICATE = "agents_item"
 """The predicate of the transcript's claims: one item per slot, and a conversation goes
 stale in a week (``FAST``), as the memory's registry is told."""
 _ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
-_EDITING = threading.Lock()
-"""Held while any session reads its next position and writes there, or picks and retires
+_STRIPES = tuple(threading.Lock() for _ in range(64))
+"""Held while a session reads its next position and writes there, or picks and retires
 an item: two session objects for one session (one per request, say) would otherwise
-write the same slot, and one item would reinforce the other instead of being kept. A
-thread lock, as the SDK's own SQLiteSession has, not an ``asyncio.Lock``: that binds to
-the first event loop it waits in, and a session used from a second ``asyncio.run`` then
-failed with ``RuntimeError``. It holds within one process; two processes appending to
-one session at the same instant can still write the same slot."""
+write the same slot, and one item would reinforce the other instead of being kept. Thread
+locks, as the SDK's own SQLiteSession has, not an ``asyncio.Lock``: that binds to the
+first event loop it waits in, and a session used from a second ``asyncio.run`` then
+failed with ``RuntimeError``. A session takes the one its id hashes to (``_editing``), so
+other sessions go on beside it and the locks stay 64 however many sessions there are.
+They hold within one process; two processes appending to one session at the same instant
+can still write the same slot."""
+
+
+def _editing(session_id: str) -> threading.Lock:
+    """The lock of ``session_id``'s stripe (the same one for every object of a session)."""
+    return _STRIPES[hash(session_id) % len(_STRIPES)]
 
 
 class MemvaraSession:
@@ -154,7 +161,7 @@ class MemvaraSession:
         return [(claim, claim.meta["item"]) for claim in self._claims()]
 
     def _append(self, items: list[dict[str, Any]]) -> None:
-        with _EDITING:
+        with _editing(self.session_id):
             every = self._claims(("live", "ended", "retired"))
             start = 1 + cast(int, every[-1].meta["position"]) if every else 0
             self._transcript.remember_many([
@@ -171,12 +178,12 @@ class MemvaraSession:
                 self.last_receipt = exc.receipt
 
     def _clear(self) -> None:
-        with _EDITING:
+        with _editing(self.session_id):
             for claim in self._claims():
                 self._transcript.delete(claim.id)
 
     def _pop(self) -> Any:
-        with _EDITING:
+        with _editing(self.session_id):
             live = self._live()
             if not live:
                 return None
