@@ -32,7 +32,8 @@ from openai.types.responses import (  # noqa: E402
 
 from memvara import AsyncMemvara, InvalidArgumentError, Memvara, PredicateSpec  # noqa: E402
 from memvara.schema import Cardinality, Volatility  # noqa: E402
-from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession, _editing  # noqa: E402
+from memvara.integrations._locks import item_lock  # noqa: E402
+from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession  # noqa: E402
 
 from .conftest import Clock, FakeLLM  # noqa: E402
 
@@ -165,9 +166,8 @@ def test_two_session_objects_for_one_session_lose_no_item_side_by_side(mem: Memv
 def test_a_session_held_mid_append_does_not_hold_up_another_session(mem: Memvara) -> None:
     # Every object of one session takes one lock; another session (of another stripe)
     # appends while that lock is held, where one lock for every session made it wait.
-    held = _editing("s1")
-    other = next(f"s{i}" for i in range(2, 200) if _editing(f"s{i}") is not held)
-    assert _editing("s1") is held
+    held = item_lock("agents-session:s1")
+    other = next(f"s{i}" for i in range(2, 200) if item_lock(f"agents-session:s{i}") is not held)
     done = threading.Event()
 
     def append() -> None:

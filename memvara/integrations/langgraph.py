@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -78,6 +77,7 @@ from memvara import (
     Volatility,
 )
 
+from ._locks import item_lock
 from ._retrieval import MemoryHandle, check_memory
 from ._langgraph_filter import check_filter, matches
 
@@ -90,13 +90,6 @@ FIELD = "langgraph_field_"
 _MAX_K = 1_000_000
 _LOOKS = 3
 """How many searches one ``search(query=...)`` makes at most, each four times deeper."""
-_WRITING = threading.Lock()
-"""Held by every store while a put or delete reads an item and rewrites it: two puts to
-one key at once (``abatch`` runs on worker threads) each retired only the fields they had
-read, so the other's new field stayed a live claim that no ``get`` showed. It holds
-within one process."""
-
-
 class NamespaceLabelError(InvalidArgumentError, InvalidNamespaceError):
     """A namespace LangGraph forbids (a label with a ``.``, empty, not a string...): both
     memvara's ``InvalidArgumentError`` and LangGraph's ``InvalidNamespaceError``."""
@@ -160,7 +153,7 @@ class MemvaraStore(BaseStore):
         if isinstance(op, GetOp):
             return self._get(op.namespace, op.key)
         if isinstance(op, PutOp):
-            with _WRITING:
+            with item_lock(_subject(op.namespace, op.key)):  # a read, then a rewrite
                 if op.value is None:
                     self._delete(op.namespace, op.key)
                 else:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -47,6 +46,7 @@ from agents.memory.session_settings import SessionSettings, resolve_session_limi
 from .. import Claim, ExtractionPendingError, InvalidArgumentError, PredicateSpec, WriteReceipt
 from ..schema import Cardinality, Volatility
 from ._handles import MemoryHandle, sync_handle
+from ._locks import item_lock
 
 __all__ = ["ITEM_PREDICATE", "MemvaraSession"]
 
@@ -54,23 +54,6 @@ ITEM_PREDICATE = "agents_item"
 """The predicate of the transcript's claims: one item per slot, and a conversation goes
 stale in a week (``FAST``), as the memory's registry is told."""
 _ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
-_STRIPES = tuple(threading.Lock() for _ in range(64))
-"""Held while a session reads its next position and writes there, or picks and retires
-an item: two session objects for one session (one per request, say) would otherwise
-write the same slot, and one item would reinforce the other instead of being kept. Thread
-locks, as the SDK's own SQLiteSession has, not an ``asyncio.Lock``: that binds to the
-first event loop it waits in, and a session used from a second ``asyncio.run`` then
-failed with ``RuntimeError``. A session takes the one its id hashes to (``_editing``), so
-other sessions go on beside it and the locks stay 64 however many sessions there are.
-They hold within one process; two processes appending to one session at the same instant
-can still write the same slot."""
-
-
-def _editing(session_id: str) -> threading.Lock:
-    """The lock of ``session_id``'s stripe (the same one for every object of a session)."""
-    return _STRIPES[hash(session_id) % len(_STRIPES)]
-
-
 class MemvaraSession:
     """The conversation of one Agents SDK session, kept in a memvara memory.
 
@@ -110,6 +93,9 @@ class MemvaraSession:
         self.session_id = session_id
         self.session_settings = session_settings
         self._learn = learn
+        self._editing = item_lock(f"agents-session:{session_id}")
+        """Held while this session reads its next position and writes there, or picks and
+        retires an item: the same lock for every object of the session (``_locks``)."""
         self.last_receipt: WriteReceipt | None = None
         """What the latest ``add_items()`` learned (``None`` before one learned anything);
         after a failed model call, the ``ExtractionPendingError``'s receipt, whose turns
@@ -161,7 +147,7 @@ class MemvaraSession:
         return [(claim, claim.meta["item"]) for claim in self._claims()]
 
     def _append(self, items: list[dict[str, Any]]) -> None:
-        with _editing(self.session_id):
+        with self._editing:
             every = self._claims(("live", "ended", "retired"))
             start = 1 + cast(int, every[-1].meta["position"]) if every else 0
             self._transcript.remember_many([
@@ -178,12 +164,12 @@ class MemvaraSession:
                 self.last_receipt = exc.receipt
 
     def _clear(self) -> None:
-        with _editing(self.session_id):
+        with self._editing:
             for claim in self._claims():
                 self._transcript.delete(claim.id)
 
     def _pop(self) -> Any:
-        with _editing(self.session_id):
+        with self._editing:
             live = self._live()
             if not live:
                 return None
