@@ -6,8 +6,8 @@ retrieval missed, only move what it found, which is why it pays off at rank 1.
 
 ``Reranker`` is the protocol. ``CrossEncoderReranker`` is the one to use, behind the
 ``rerank`` extra (``pip install 'memvara[rerank]'``); ``CoverageReranker`` is a
-dependency-free lexical *control* that measures what the stage does without a model, not
-a recommendation. Neither this module nor ``import memvara`` imports
+lexical *control* with no dependencies, there to show how much reranking gives with no
+model involved, not a recommendation. Neither this module nor ``import memvara`` imports
 ``sentence_transformers`` or ``torch``; building a ``CrossEncoderReranker`` does.
 """
 

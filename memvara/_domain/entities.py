@@ -1,9 +1,9 @@
 """The entity fold: one stable key for every spelling of a name.
 
-A keyed contradiction lookup only works when both facts land on one key, and ``Acme``,
-``Acme Corp.`` and ``ACME, Inc.`` are one employer written three ways. The fold is pure
-and total: no model, no cache, and a name seen for the first time still gets a stable
-identity. It does not know the world: ``Big Blue`` and ``IBM`` stay two keys.
+A new value replaces an old one only if the two facts share a key, so ``Acme``,
+``Acme Corp.`` and ``ACME, Inc.`` must fold to the same one. The fold is a pure function
+defined for every string: no model, no cache, and a name never seen before gets its key
+at once, the same on every call. It does not know the world: ``Big Blue`` and ``IBM`` stay two keys.
 """
 
 from __future__ import annotations

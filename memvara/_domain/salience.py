@@ -1,6 +1,7 @@
-"""Salience after Bjork & Bjork's new theory of disuse: storage strength (how well a claim
-is learned, never decays) and retrieval strength (how easily it comes to mind now, a pure
-function of storage strength and the time since the last observation).
+"""Salience, after Bjork & Bjork's new theory of disuse, has two parts: storage strength
+(how well a claim is learned, never decays) and retrieval strength (how easily it comes
+to mind now, a pure function of storage strength and the time since the last
+observation).
 
 Both the store (a re-observation reinforces a claim) and consolidation (a sweep decays
 it) use these functions, so they live here, below both.

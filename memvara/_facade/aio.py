@@ -1,8 +1,8 @@
 """``AsyncMemvara``: the memory API as coroutines, for asyncio applications.
 
-A thread-pool wrapper, not an async rewrite: every method runs the synchronous one with
-``asyncio.to_thread``. SQLite has no async driver worth the name, and the work is CPU
-and disk, not network.
+Each coroutine runs the synchronous method in a worker thread (``asyncio.to_thread``);
+nothing below it is asynchronous, because the store is SQLite and a call spends its time
+on the CPU and the disk rather than waiting on a network.
 
 The coroutines are derived from the sync methods, not copied: ``search =
 _ToThread(_SYNC.search)`` is a coroutine method with the sync one's parameters and
@@ -13,8 +13,8 @@ this module does not wrap.
 
 Written by hand, because they cannot be derived: ``add`` (its overloads on ``wait``, and
 an ``asyncio.Future`` in place of the ``concurrent.futures.Future`` of ``wait=False``);
-``scope()``, the one method that is not a coroutine (it binds four strings and touches no
-store, and returns an ``AsyncScopedMemvara``, one handle per request in a server); the
+``scope()``, which stays a plain method (it only records the four scope levels, reads
+nothing, and returns an ``AsyncScopedMemvara``, one handle per request in a server); the
 properties, constructors and ``async with``.
 """
 

@@ -410,7 +410,7 @@ class ReadAPI(Handle):
         ``ended_claims``, ``invalidated`` and ``embeddings``.
 
         They do not sum: a claim scheduled to start later is in no state, and a claim
-        that ended and was later retired counts only as ``invalidated``. ``claims`` is
+        ended and then retired counts only as ``invalidated``. ``claims`` is
         the only total.
         """
         scope = self._at(tenant, user, agent, session)

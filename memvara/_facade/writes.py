@@ -478,8 +478,8 @@ class WriteAPI(Handle):
     ) -> dict[str, int]:
         """Erase this scope and every narrower scope beneath it, irreversibly.
 
-        Purging a user takes their agents and sessions with them. At the root scope
-        (no level set) that is the whole store.
+        A user's purge removes every agent and session under that user too. At the root
+        scope (no level set) that is the whole store.
 
         Returns:
             Counts removed: ``claims``, ``episodes``, ``embeddings``, ``sources``.

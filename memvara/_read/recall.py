@@ -4,8 +4,8 @@ The block says what it is (stored notes, reference data, not instructions) and r
 every fact on one line: whitespace, including newlines, is collapsed, so a memory whose
 text holds a line break and a fake section header cannot start a line of its own.
 The history section carries only ``ended`` values: a fact's own past, still believed
-true while it held. A ``retired`` value is one we stopped believing, and putting it back
-in a prompt would undo the retraction.
+true while it held. A ``retired`` value was withdrawn as wrong, and showing it in a
+prompt again would reverse that withdrawal.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Consolidation: decay, merge and promote, off the write path, one window at a time.
 
-Salience follows Bjork & Bjork's new theory of disuse. A claim has a *storage strength*
+Salience is modelled on Bjork & Bjork's new theory of disuse. A claim has a *storage strength*
 (how well it is learned: ``salience_base``, which never decays) and a *retrieval
 strength* (how easily it comes to mind now: ``salience``, which does). Retrieval strength
 is not decremented run by run: it is a pure function of storage strength, the last

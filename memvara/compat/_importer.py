@@ -9,7 +9,7 @@ then answer what mem0 believed at any moment.
 
 Phase 1 (always) costs no model call and loses nothing. Phase 2 (``extract=True``)
 reads the surviving texts with the memory's rules and model into ordinary claims, and
-the receipt names every slot left holding more than one live value.
+the receipt lists each slot that ends up with two or more live values.
 """
 
 from __future__ import annotations

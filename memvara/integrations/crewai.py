@@ -24,10 +24,10 @@ not the broader ones it inherits) and CrewAI's scope path is only data, filtered
   here is the cosine between that vector and each stored record's own CrewAI
   embedding, over every live record in a linear scan, clipped at 0 (CrewAI's
   composite score expects a similarity from 0 to 1).
-- **Contradiction resolution.** A record is an opaque sentence with no subject or
-  predicate of its own, so nothing is keyed: "Alice lives in Berlin" and "Alice moved
-  to Lisbon" are two records and both stay live (CrewAI's own consolidation step, with
-  its model, is what may merge them).
+- **Contradiction resolution.** A record is free text that names no subject or
+  predicate memvara could key on, so a newer record never closes an older one: "Alice
+  lives in Berlin" and, later, "Alice has moved to Lisbon" are two records, both live
+  (CrewAI's own consolidation step, with its model, is what may merge them).
 - **The write path.** Records are stored as given, never read by ``add()``'s rules or
   model, so no facts are learned from them.
 - **Access times.** ``recall()`` would refresh a record's ``last_accessed`` through an

@@ -4,17 +4,18 @@ Install with ``pip install 'memvara[langchain]'`` (``langchain-core``).
 
 What each keeps of memvara, and what LangChain's interface makes it lose:
 
-* ``MemvaraRetriever`` keeps everything a search has. "Query in, documents out" is what
-  ``search()`` already is, so the ranking, the states, the episodes and both clocks
-  (``valid_at``/``known_at``/``as_of``, at construction or per call) pass through
-  untouched, and each ``Document``'s metadata carries the claim id, its state, its four
-  instants as ISO strings, the score and the explanation's one-line summary.
+* ``MemvaraRetriever`` keeps everything a search has. A retriever turns a query into
+  documents, which ``search()`` does already, so the ranking, the states, the episodes
+  and both clocks (``valid_at``/``known_at``/``as_of``, at construction or per call)
+  pass through untouched, and each ``Document``'s metadata carries the claim id, its
+  state, its four instants as ISO strings, the score and the explanation's one-line
+  summary.
 * ``MemvaraChatMessageHistory`` keeps the write path (every turn goes through ``add()``,
   so first-person facts are learned and superseded as usual) and loses the rest: a
-  ``list[BaseMessage]`` has nowhere to put a supersession, a valid-time interval or a
-  source id. It is not a faithful transcript either, because ``add()`` may drop a turn:
-  a repeat of a turn said moments ago (same role and text) is skipped as a copy, a
-  redactor rewrites text before it is stored, and a message's non-text content (images,
+  ``list[BaseMessage]`` cannot say which message replaced which, when a fact held, or
+  which turn it came from. It is not a faithful transcript either, because ``add()``
+  may drop a turn: a repeat of a turn said moments ago (same role and text) is skipped
+  as a copy, a redactor rewrites text before it is stored, and a message's non-text content (images,
   tool calls), its ``additional_kwargs`` and a tool message's ``tool_call_id`` are not
   kept. ``last_receipt`` says what the latest write skipped.
 """

@@ -15,8 +15,9 @@ retires the fields it left out (one ``delete()`` each): a crash between the two 
 those fields live but out of the item, whose record lists its fields.
 
 What it loses: the predicate registry. A field is a predicate of this store's own
-(``langgraph_field_<hash of its name>``), so a stored ``home_city`` does not contradict
-an extracted ``lives_in``, and the extractor's facts never show up in an item. Also:
+(``langgraph_field_<hash of its name>``), so a ``home_city`` field and a ``lives_in``
+learned from conversation are separate slots that never end each other, and the
+extractor's facts never show up in an item. Also:
 LangGraph has no time keywords, so reads are always "now" (the history is there through
 the memory itself); ``index=`` is accepted and ignored (every field is indexed, as text
 and as a vector); TTLs are not supported; ``updated_at`` moves when a ``put`` changes the

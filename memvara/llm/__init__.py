@@ -8,9 +8,8 @@ modules nor their SDKs, and naming one imports its module but not its SDK, which
 imported when a backend is built (``pip install 'memvara[anthropic]'`` or
 ``'memvara[openai]'``).
 
-Every backend is transport only. What counts as a valid claim is decided once, in
-``memvara/llm/_shape.py``, so the same reply gives the same claims whichever model wrote
-it.
+Every backend is transport only. What counts as a valid claim is decided in one place,
+``memvara/llm/_shape.py``: a reply yields the same claims whichever model wrote it.
 """
 
 from __future__ import annotations
@@ -79,7 +78,7 @@ class LLM(Protocol):
 class NullLLM:
     """No model: extracts nothing and classifies every predicate as ``MANY``/``SLOW``.
 
-    The default ``llm=``. With it, ``add()`` keeps only what its rules recognise, and
+    The default ``llm=``. With it, ``add()`` stores only the facts its rules can read, and
     ``WriteReceipt.unextracted`` counts the turns that reached the extraction tier.
     """
 

@@ -67,8 +67,8 @@ def scope_subtree(scope: Scope, alias: str = "") -> Fragment:
     """``scope`` and every narrower scope beneath it: what a purge removes.
 
     Levels down to the deepest one the scope sets must match exactly (unset matching
-    unset); levels below it match anything, so purging a user takes their agents and
-    sessions with them. The root scope's subtree is the whole store.
+    unset); levels below it match anything, so a user's subtree holds that user's agents
+    and sessions as well. The root scope's subtree is the whole store.
     """
     values = scope.values()
     deepest = deepest_level(scope)
