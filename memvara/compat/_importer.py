@@ -188,8 +188,8 @@ def _rounds(claims: list[Claim]) -> list[list[Claim]]:
 
 
 def _conflicts(mem: Memvara, at: ScopedMemvara) -> tuple[Conflict, ...]:
-    """Every slot visible at ``at`` with more than one live value, undeclared predicates
-    first."""
+    """Every slot visible at ``at`` holding two or more live values; predicates nobody
+    declared come first."""
     values: dict[tuple[str, str], list[str]] = defaultdict(list)
     for claim in at.get_all():
         if claim.predicate != MEM0_PREDICATE:
