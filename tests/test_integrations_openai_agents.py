@@ -163,6 +163,84 @@ def test_two_session_objects_for_one_session_lose_no_item_side_by_side(mem: Memv
     assert run(second.get_items()) == []
 
 
+def _claims_read(memory: Memvara, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many claims each of the store's claim listings hands back, call by call."""
+    store, counts = memory._core.store, []
+    listing = store.find_claims
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        claims = listing(*args, **kwargs)
+        counts.append(len(claims))
+        return claims
+
+    monkeypatch.setattr(store, "find_claims", counted)
+    return counts
+
+
+def test_an_append_reads_a_few_claims_however_long_the_session(
+    db_path: str, clock: Clock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It read every item the session ever had to find the next position, so each turn
+    # of a long conversation cost more than the one before. Now the next position is
+    # kept per open memory and checked with a lookup of that one slot; a memory opened
+    # afresh finds it from the latest items written.
+    with Memvara(db_path, clock=clock) as memory:
+        run(MemvaraSession("s1", memory, learn=False).add_items(
+            [_user(f"m{i}") for i in range(300)]))
+        read = _claims_read(memory, monkeypatch)
+        run(MemvaraSession("s1", memory, learn=False).add_items([_user("a new object")]))
+        assert sum(read) <= 4, read
+    with Memvara(db_path, clock=clock) as reopened:
+        read = _claims_read(reopened, monkeypatch)
+        session = MemvaraSession("s1", reopened, learn=False)
+        run(session.add_items([_user("after a reopen")]))
+        run(session.add_items([_user("and again")]))
+        assert sum(read) <= 24, read
+        items = run(session.get_items())
+    assert [item["content"] for item in items[-3:]] == ["a new object", "after a reopen",
+                                                         "and again"]
+    assert len(items) == 303
+
+
+def test_two_open_memories_on_one_file_append_in_turn_and_lose_nothing(
+    db_path: str, clock: Clock,
+) -> None:
+    # Each open memory keeps its own next position; the slot it names is looked up
+    # first, so what the other one appended since is stepped over, not overwritten.
+    with Memvara(db_path, clock=clock) as one, Memvara(db_path, clock=clock) as two:
+        first, second = (MemvaraSession("s1", one, learn=False),
+                         MemvaraSession("s1", two, learn=False))
+        run(first.add_items([_user("1a")]))
+        run(second.add_items([_user("2a"), _user("2b")]))
+        run(first.add_items([_user("1b")]))
+        for i in range(9):
+            run(second.add_items([_user(f"2-{i}")]))
+        run(first.add_items([_user("1c")]))
+        expected = ["1a", "2a", "2b", "1b", *(f"2-{i}" for i in range(9)), "1c"]
+        assert [item["content"] for item in run(first.get_items())] == expected
+        assert [item["content"] for item in run(second.get_items())] == expected
+
+
+def test_a_broader_session_of_one_name_does_not_move_the_next_position(
+    db_path: str, clock: Clock,
+) -> None:
+    # A session of the same name at the root scope is visible from alice's: its items,
+    # written later (the newest recorded), are not alice's and do not count, also when
+    # they crowd alice's out of the newest a memory opened afresh reads.
+    with Memvara(db_path, clock=clock) as memory:
+        alice = MemvaraSession("s1", memory.scope(user="alice"), learn=False)
+        run(alice.add_items([_user("one"), _user("two")]))
+        run(MemvaraSession("s1", memory, learn=False).add_items(
+            [_user(f"r{i}") for i in range(20)]))
+    with Memvara(db_path, clock=clock) as memory:
+        alice = MemvaraSession("s1", memory.scope(user="alice"), learn=False)
+        run(alice.add_items([_user("three")]))
+        assert [item["content"] for item in run(alice.get_items())] == ["one", "two", "three"]
+        assert [c.meta["position"] for c in memory.get_all(user="alice", session="s1")
+                if c.scope.user == "alice"] == [2, 1, 0]
+        assert len(run(MemvaraSession("s1", memory).get_items())) == 20
+
+
 def test_a_session_held_mid_append_does_not_hold_up_another_session(mem: Memvara) -> None:
     # Every object of one session takes one lock; another session (of another stripe)
     # appends while that lock is held, where one lock for every session made it wait.

@@ -12,7 +12,11 @@
   so no write and no ``consolidate()`` ever merges two items that say the same); the
   item itself rides in the claim's ``meta`` and its text is the claim's text, so the
   transcript is searchable. ``get_items()`` returns them exactly as added, in order:
-  tool calls and their outputs included, as the Runner needs to replay them.
+  tool calls and their outputs included, as the Runner needs to replay them. An append
+  reads no transcript: each open memory keeps the session's next position (a memory
+  opened afresh reads it off the newest items) and looks up only the slot it is about to
+  write, stepping over what another process appended there meanwhile, so a turn costs
+  the same at the ten-thousandth item as at the tenth.
 - **What the user says**, through ``add()`` at the memory's own scope (not the
   session's): the user's message items become turns and the facts they state become
   claims, so what is learned outlives the session and other sessions of the same user
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -44,6 +49,8 @@ from agents.items import TResponseInputItem
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
 from .. import Claim, ExtractionPendingError, InvalidArgumentError, PredicateSpec, WriteReceipt
+from .._domain.model import Scope
+from .._facade.core import Core
 from ..schema import Cardinality, Volatility
 from ._handles import MemoryHandle, sync_handle
 from ._locks import item_lock
@@ -54,6 +61,15 @@ ITEM_PREDICATE = "agents_item"
 """The predicate of the transcript's claims: one item per slot, and a conversation goes
 stale in a week (``FAST``), as the memory's registry is told."""
 _ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
+_EVERY = ("live", "ended", "retired")
+_LATEST = 16
+"""How many of the newest transcript claims a memory opened afresh reads to find where a
+session goes on (more only when a broader scope's items of the same name crowd them out)."""
+_NEXT: weakref.WeakKeyDictionary[Core, dict[Scope, int]] = weakref.WeakKeyDictionary()
+"""Each open memory's next position per transcript scope, shared by every session object
+on it (one per request, say), read and moved under the session's lock."""
+
+
 class MemvaraSession:
     """The conversation of one Agents SDK session, kept in a memvara memory.
 
@@ -148,20 +164,56 @@ class MemvaraSession:
 
     def _append(self, items: list[dict[str, Any]]) -> None:
         with self._editing:
-            every = self._claims(("live", "ended", "retired"))
-            start = 1 + cast(int, every[-1].meta["position"]) if every else 0
+            kept = _NEXT.setdefault(self._transcript._core, {})
+            own = self._transcript.default_scope
+            start = self._free_from(kept[own] if own in kept else self._after_latest())
             self._transcript.remember_many([
                 Claim(f"{self.session_id} item {start + i}", ITEM_PREDICATE, _kind(item),
                       text=_text(item), memory_type="episodic",
                       meta={"position": start + i, "item": item})
                 for i, item in enumerate(items)
             ])
+            kept[own] = start + len(items)
         said = [{"role": "user", "content": text} for text in map(_user_text, items) if text]
         if self._learn and said:
             try:
                 self.last_receipt = self._memory.add(said)
             except ExtractionPendingError as exc:  # stored; its turns wait for a retry
                 self.last_receipt = exc.receipt
+
+    def _after_latest(self) -> int:
+        """The position after the newest recorded of this session's items (0 for none):
+        where a memory opened afresh goes on. Positions only have to grow, so where the
+        clock or another writer put a later position above it, ``_free_from`` steps on."""
+        own = self._transcript.default_scope
+        latest = self._transcript.get_all(states=_EVERY, predicate=ITEM_PREDICATE,
+                                          limit=_LATEST)
+        mine = [claim for claim in latest if claim.scope == own]
+        if not mine and len(latest) == _LATEST:  # a broader scope's items crowd them out
+            mine = self._claims(_EVERY)
+        return max((1 + cast(int, claim.meta["position"]) for claim in mine), default=0)
+
+    def _taken(self, position: int) -> bool:
+        """Whether this session has an item at ``position``, in any state."""
+        own = self._transcript.default_scope
+        return any(claim.scope == own for claim in self._transcript.get_all(
+            states=_EVERY, subject=f"{self.session_id} item {position}",
+            predicate=ITEM_PREDICATE))
+
+    def _free_from(self, start: int) -> int:
+        """The first free position at or above ``start``: ``start`` itself unless another
+        open memory (or process) appended since this one last did; then its items, which
+        follow each other, are stepped over in doubling strides and a halving search."""
+        if not self._taken(start):
+            return start
+        taken, stride = start, 1
+        while self._taken(taken + stride):
+            taken, stride = taken + stride, stride * 2
+        free = taken + stride
+        while free - taken > 1:
+            middle = (taken + free) // 2
+            taken, free = (middle, free) if self._taken(middle) else (taken, middle)
+        return free
 
     def _clear(self) -> None:
         with self._editing:
