@@ -194,3 +194,67 @@ def test_an_agent_scope_forgets_its_own_and_leaves_the_users_aliases(clock: Cloc
         assert (manifest.claims, manifest.aliases) == (1, 0)
         assert [c.object for c in mem.get_all(user="u1", agent="helper")] == ["tea"]
         assert len(mem.tombstones()) == 1
+
+
+def test_the_reviews_and_evidence_about_the_subject_are_erased(mem: Memvara) -> None:
+    """A review of the subject's slot holds its name and the contested value; evidence
+    holds the grounds: neither may outlive the erasure (they were left, and listed)."""
+    import io
+
+    from memvara import export_jsonl
+
+    mem.remember(NAME, "lives_in", "Porto")
+    mem.observe(NAME, "lives_in", "Quixotown", support=[f"mail from {NAME}", "crm"])
+    mem.observe("ann", "knows", NAME, support=["g1", "g2"])  # the subject as the value
+    kept = mem.observe("ann", "likes", "tea", support=["g1", "g2"]).review
+    assert kept is not None and len(mem.reviews()) == 3
+    mem.forget_subject(NAME, reason="r", requested_by="q")
+    assert [r.id for r in mem.reviews()] == [kept.id]
+    out = io.StringIO()
+    export_jsonl(mem, out)
+    text = out.getvalue().lower()
+    assert "quixotown" not in text and NAME.lower() not in text and '"type":"evidence"' in text
+    again = mem.observe(NAME, "lives_in", "Quixotown", support=["crm"])  # its grounds went too
+    assert (again.grounds, again.echoes, again.review) == (1, 0, None)
+
+
+def test_the_reviews_of_an_erased_subject_leave_no_byte_in_the_file(tmp_path: Path, clock: Clock) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    with Memvara(str(folder / "m.db"), clock=clock, llm=NullLLM()) as mem:
+        mem.remember(NAME, "lives_in", "Porto")
+        mem.observe(NAME, "lives_in", "Quixotown", support=["Zyxwvut-report", "crm"])
+        mem.forget_subject(NAME, reason="r", requested_by="q")
+        blob = store_bytes(folder)
+    assert b"quixotown" not in blob and b"zyxwvut" not in blob and NAME.lower().encode() not in blob
+
+
+def test_a_turn_naming_the_subject_by_an_alias_alone_is_scrubbed(mem: Memvara) -> None:
+    """The alias is a name of the subject even where no claim was written under it."""
+    mem.alias_entity(ALIAS, NAME, user="u1")
+    u = mem.scope(user="u1")
+    u.add(f"{ALIAS} was here yesterday")
+    u.remember(NAME, "lives_in", "Porto")
+    manifest = u.forget_subject(NAME, reason="r", requested_by="q")
+    assert [e.content for e in u.episodes()] == ["[erased] was here yesterday"]
+    assert manifest.episodes_scrubbed == 1 and manifest.aliases == 1
+
+
+def test_a_turn_naming_the_subject_in_another_case_of_a_non_ascii_letter_is_scrubbed(
+        mem: Memvara) -> None:
+    """SQL's LIKE folds ASCII letters alone: "émile" was not found for "Émile"."""
+    mem.remember("Émile", "lives_in", "Nice")
+    mem.add("émile came by")
+    mem.add("ÉMILE CAME BY AGAIN")
+    assert mem.forget_subject("Émile", reason="r", requested_by="q").episodes_scrubbed == 2
+    assert sorted(e.content for e in mem.episodes()) == ["[erased] CAME BY AGAIN", "[erased] came by"]
+
+
+def test_the_scope_owners_first_person_key_is_no_name_to_scrub(mem: Memvara) -> None:
+    """Forgetting a user's own name reaches the rows filed under "user", but the word
+    "user" in a turn is no name of theirs."""
+    u = mem.scope(user="ana")
+    u.remember("ana", "lives_in", "Porto")
+    u.add("the user asked about ana")
+    u.forget_subject("ana", reason="r", requested_by="q")
+    assert [e.content for e in u.episodes()] == ["the user asked about [erased]"]

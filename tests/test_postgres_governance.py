@@ -269,3 +269,19 @@ def test_a_read_only_store_of_a_schema_without_the_log_is_refused_by_name(
         assert [c.object for c in mem.get_all()] == ["Town0"] and mem.verify().records == 0
         mem.remember("maya", "lives_in", "Town1", actor="after")
         assert mem.verify().records == 1
+
+
+def test_the_reviews_of_an_erased_subject_leave_no_row_in_any_table(
+        dsn: str, schema: str, clock: Clock) -> None:
+    """The twin of test_forget_subject's byte scan of a review: the review and its
+    evidence went from their tables."""
+    import psycopg
+
+    with opened(dsn, schema, clock) as mem:
+        mem.remember("Zorblatt", "lives_in", "Porto")
+        mem.observe("Zorblatt", "lives_in", "Quixotown", support=["Zyxwvut-report", "crm"])
+        mem.forget_subject("Zorblatt", reason="r", requested_by="q")
+    with psycopg.connect(dsn) as conn:
+        for table in ("reviews", "evidence"):
+            rows = conn.execute(f"SELECT r::text FROM {schema}.{table} AS r").fetchall()
+            assert rows == []

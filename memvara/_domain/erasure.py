@@ -11,7 +11,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from .model import fields_dict
 
-__all__ = ["ERASED", "ErasureManifest", "ErasureRequest", "ErasureTarget", "scrub"]
+__all__ = ["ERASED", "ErasureManifest", "ErasureRequest", "ErasureTarget", "distinct_names", "like_pattern",
+           "scrub"]
 
 ERASED = "[erased]"
 """What a subject's name becomes in a turn that survives its erasure."""
@@ -78,3 +79,21 @@ def scrub(text: str, names: tuple[str, ...]) -> str:
     for name in sorted({n for n in names if n.strip()}, key=len, reverse=True):
         text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", ERASED, text, flags=re.IGNORECASE)
     return text
+
+
+def distinct_names(names: set[str]) -> tuple[str, ...]:
+    """``names`` sorted, one of each spelling that differs only in case (``scrub``
+    ignores case): an alias's key ``"maya"`` adds nothing beside ``"Maya"``."""
+    by_case: dict[str, str] = {}
+    for name in sorted(names):
+        by_case.setdefault(name.lower(), name)
+    return tuple(by_case.values())
+
+
+def like_pattern(name: str) -> str:
+    """A ``LIKE ... ESCAPE '\\'`` pattern finding every text ``scrub`` may change for
+    ``name``. SQL's ``LIKE`` (and PostgreSQL's ``ILIKE`` in the C locale) folds the case
+    of ASCII letters alone, so each other character matches any one character and
+    ``scrub`` decides: "émile" is found for "Émile"."""
+    escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "%" + "".join(c if c.isascii() else "_" for c in escaped) + "%"

@@ -9,6 +9,7 @@ from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg
 from .._domain.erasure import ErasureManifest, ErasureRequest, ErasureTarget
 from .._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
+from .._write.aliases import USER
 from ..store.base import ForgetStore, Store, Tombstone, WriteLogStore
 from .core import Core, Handle
 from .governance import check_actor, logged
@@ -104,12 +105,13 @@ class ForgetAPI(Handle):
         store = _forget_of(self._core.store)
         keys = self._core.aliases.keys_of(scope, subject)
         entity = keys[1] if len(keys) > 1 and keys[0] != keys[1] else keys[0]
+        aliases = [k for k in keys[1:] if k not in (keys[0], USER)]  # names with no claim of their own
         digest = store.log_digest(entity)
         earlier = store.tombstones(digest)
         at = self._core.writer.now()
         tombstone = Tombstone(f"t{at}-{digest[:8]}", at, reason, requested_by, digest)
         with logged(self._core, "forget_subject", scope, actor):
-            erased = store.erase_subject(scope, keys, (subject,), tombstone)
+            erased = store.erase_subject(scope, keys, (subject, *aliases), tombstone)
         if erased is None and not earlier:
             raise ClaimNotFoundError(
                 subject, f"no claim in this scope names {subject!r:.60}", argument="subject")

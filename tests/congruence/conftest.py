@@ -65,6 +65,9 @@ SQLITE_INTERNALS = {
     "test_everything_about_the_subject_is_erased_from_every_file":
         "reads a SQLite store's files as bytes; the same erasure is checked in every table"
         " of a PostgreSQL schema in test_postgres_governance.py",
+    "test_the_reviews_of_an_erased_subject_leave_no_byte_in_the_file":
+        "reads a SQLite store's files as bytes; the same erasure is checked in every table"
+        " of a PostgreSQL schema in test_postgres_governance.py",
     "test_a_schema_7_store_opens_and_starts_its_log":
         "opens a SQLite file of an older schema, written byte for byte",
 }

@@ -3,7 +3,8 @@ reached, as the SQLite store does it (``store/sqlite/_forget.py``).
 
 One transaction finds the claims about the subject or naming it as the object, then
 (repeatedly) the claims citing any of them as a source; erases them, the archived ones
-too, the turns only they cited, the owner's aliases of the subject; replaces each name
+too, the turns only they cited, the owner's aliases of the subject, the reviews and
+evidence of its slots and of it as a value; replaces each name
 in every other turn of the subtree (``_domain/erasure.scrub``, its tokens and vector
 redone); clears other rows' references to the erased ids; and writes the tombstone.
 Once it commits, ``VACUUM`` reclaims the dead row versions that still held the text
@@ -16,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._domain.erasure import scrub
+from ..._domain.erasure import distinct_names, like_pattern, scrub
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
@@ -37,7 +38,7 @@ FORGET_DDL = (
     "CREATE INDEX tombstones_subject ON tombstones (subject_digest)",
 )
 
-_SCRUBBED = ("claims_archive", "entity_aliases", "tombstones")
+_SCRUBBED = ("claims_archive", "entity_aliases", "tombstones", "reviews", "evidence")
 """Tables an erasure leaves dead versions holding the text in, besides ``Upkeep``'s."""
 
 
@@ -90,7 +91,7 @@ class Forgetting(Archive):
                     f"SELECT subject FROM {table} WHERE {where} AND subject_key = ANY(%s)"
                     f" UNION SELECT object FROM {table} WHERE {where} AND object_key = ANY(%s)",
                     [*params, keys, *params, keys]))
-            every = tuple(sorted(found))
+            every = distinct_names(found)
             claim_ids = ids("SELECT id FROM claims WHERE rowid = ANY(%s) ORDER BY rowid", [picked])
             cited = set(ids("SELECT source FROM claim_sources WHERE claim_rowid = ANY(%s)",
                             [picked]))
@@ -119,6 +120,8 @@ class Forgetting(Archive):
             aliases = self._exec(conn, (
                 f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key = ANY(%s)"
                 " OR entity_key = ANY(%s))"), [*owner_params, keys, keys]).rowcount
+            for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
+                self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}", [*params, keys, keys])
             scrubbed = self._scrub_turns(conn, where, params, every)
             erased = {
                 "claims": n_claims, "archived": len(archived), "episodes_erased": n_turns,
@@ -142,7 +145,7 @@ class Forgetting(Archive):
         likes = " OR ".join("content ILIKE %s" for _ in names)
         rows = self._exec(conn, f"SELECT rowid, content, tokens FROM episodes WHERE {where}"
                           f" AND ({likes}) ORDER BY rowid FOR UPDATE",
-                          [*params, *(f"%{_like(n)}%" for n in names)]).fetchall()
+                          [*params, *map(like_pattern, names)]).fetchall()
         changed = [(rowid, scrub(old, names), tokens) for rowid, old, tokens in rows
                    if scrub(old, names) != old]
         rowids = [c[0] for c in changed]
@@ -196,7 +199,3 @@ class Forgetting(Archive):
                          json.dumps(t["targets"], sort_keys=True)]).rowcount:
                     raise StoreError(f"tombstone {t['id']!r:.60} is in this store already")
         return len(tombstones)
-
-
-def _like(name: str) -> str:
-    return name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

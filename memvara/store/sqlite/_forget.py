@@ -2,7 +2,8 @@
 
 One transaction finds the claims about the subject or naming it as the object, then
 (repeatedly) the claims citing any of them as a source; erases them, the archived ones
-too, the turns only they cited, the owner's aliases of the subject; replaces each name
+too, the turns only they cited, the owner's aliases of the subject, the reviews and
+evidence of its slots and of it as a value; replaces each name
 in every other turn of the subtree (``_domain/erasure.scrub``); clears other rows'
 references to the erased ids (an id carries a digest of its claim's content); writes the
 tombstone; and, like ``erase_claim``, zeroes the vectors, merges the text indexes and
@@ -16,7 +17,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._domain.erasure import scrub
+from ..._domain.erasure import distinct_names, like_pattern, scrub
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
@@ -68,7 +69,7 @@ class Forgetting(Erasure):
                     f"SELECT subject FROM {table} WHERE {where} AND subject_key IN ({marks})"
                     f" UNION SELECT object FROM {table} WHERE {where} AND object_key IN ({marks})",
                     [*params, *keys, *params, *keys]))
-            every = tuple(sorted(found))
+            every = distinct_names(found)
             claim_ids = [r[0] for r in conn.execute(
                 f"SELECT id FROM claims WHERE rowid IN {picked} ORDER BY rowid")]
             cited = {r[0] for r in conn.execute(
@@ -104,6 +105,8 @@ class Forgetting(Erasure):
             aliases = conn.execute(
                 f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key IN ({marks})"
                 f" OR entity_key IN ({marks}))", [*owner_params, *keys, *keys]).rowcount
+            for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
+                conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}", [*params, *keys, *keys])
             scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, every)
             erased = {
                 "claims": len(claim_slots), "archived": len(archived), "episodes_erased": n_turns,
@@ -131,7 +134,7 @@ class Forgetting(Erasure):
         likes = " OR ".join("content LIKE ? ESCAPE '\\'" for _ in names)
         rows = conn.execute(
             f"SELECT rowid, content, vec_slot FROM episodes WHERE {where} AND ({likes})",
-            [*params, *(f"%{_like(n)}%" for n in names)]).fetchall()
+            [*params, *map(like_pattern, names)]).fetchall()
         changed = [(rowid, old, scrub(old, names), slot) for rowid, old, slot in rows]
         changed = [c for c in changed if c[2] != c[1]]
         conn.executemany("INSERT INTO episodes_fts (episodes_fts, rowid, content)"
@@ -177,10 +180,6 @@ class Forgetting(Erasure):
                   json.dumps(t["scope"], sort_keys=True), json.dumps(t["erased"], sort_keys=True),
                   json.dumps(t["targets"], sort_keys=True)) for t in tombstones])
         return len(tombstones)
-
-
-def _like(name: str) -> str:
-    return name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _sql_alias(where: str) -> str:
