@@ -275,7 +275,8 @@ def test_an_anchor_of_another_store_or_no_anchor_is_refused(mem: Memvara) -> Non
     with pytest.raises(InvalidArgumentError, match="since.*another store"):
         mem.verify(since=foreign)
     for bad in (3, "", "mvlog1:x:1", "mvlog2:a:1:" + "0" * 64, "mvlog1::1:" + "0" * 64,
-                "mvlog1:a:one:" + "0" * 64, "mvlog1:a:1:abc"):
+                "mvlog1:a:one:" + "0" * 64, "mvlog1:a:1:abc",
+                "mvlog1:a:\u00b2:" + "0" * 64, "mvlog1:a:\u0661:" + "0" * 64):  # no ASCII digits
         with pytest.raises(InvalidArgumentError, match="since"):
             mem.verify(since=bad)  # type: ignore[arg-type]
 

@@ -124,7 +124,7 @@ def parse_anchor(text: object) -> Anchor:
     if not isinstance(text, str):
         raise InvalidArgumentError("since", f"expected an anchor string from anchor(), got {type(text).__name__}")
     parts = text.split(":")
-    if len(parts) != 4 or parts[0] != ANCHOR_PREFIX or not parts[2].isdigit() \
+    if len(parts) != 4 or parts[0] != ANCHOR_PREFIX or not (parts[2].isascii() and parts[2].isdigit()) \
             or len(parts[3]) != 64 or not parts[1]:
         raise InvalidArgumentError(
             "since", f"not an anchor from anchor(): {text!r:.80} (expected"
