@@ -345,6 +345,41 @@ def test_an_embedding_of_another_width_is_refused_at_save_and_search_keeps_worki
     assert [r.content for r, _ in storage.search([1.0, 0.0])] == ["kept", "b"]
 
 
+def _claims_read(memory: Memvara, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many claims each of the store's claim listings hands back, call by call."""
+    store, counts = memory._core.store, []
+    listing = store.find_claims
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        claims = listing(*args, **kwargs)
+        counts.append(len(claims))
+        return claims
+
+    monkeypatch.setattr(store, "find_claims", counted)
+    return counts
+
+
+def test_the_width_check_reads_a_few_records_however_many_are_stored(
+    mem: Memvara, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # save() and update() read every stored record to learn the embeddings' width, so
+    # each save cost more than the one before. Every stored embedding has one width (the
+    # check keeps it so), so the newest records say it; only a width they do not have
+    # reads the rest.
+    storage = MemvaraStorage(mem)
+    storage.save([record(f"note {i}") for i in range(300)])
+    MemvaraStorage(mem.scope(user="alice")).save([record("a narrower scope's")])
+    read = _claims_read(mem, monkeypatch)
+    storage.save([record("one more")])
+    later = record("later")
+    storage.update(later)
+    storage.update(later.model_copy(update={"content": "later, revised"}))
+    assert sum(read) <= 3 * 16 + 2, read
+    with pytest.raises(DimensionMismatchError, match=r"^records\[0\]\.embedding: 2 values"):
+        storage.save([MemoryRecord(content="narrow", embedding=[1.0, 0.0])])
+    assert storage.count() == 302
+
+
 def test_a_bad_memory_is_named() -> None:
     with pytest.raises(InvalidArgumentError, match="^memory: "):
         MemvaraStorage("memory.db")  # type: ignore[arg-type]

@@ -62,6 +62,8 @@ close each other; within one record's slot a new content closes the old one (``O
 as the memory's registry is told."""
 _RECORD_SPEC = PredicateSpec(RECORD_PREDICATE, Cardinality.ONE, Volatility.SLOW)
 _RECORD, _EMBEDDING = "crewai_record", "crewai_embedding"
+_LATEST = 16
+"""How many of the newest records a save reads for the stored embeddings' width."""
 
 
 class _Row(NamedTuple):
@@ -126,8 +128,16 @@ class MemvaraStorage:
     def _check_widths(self, named: list[tuple[str, MemoryRecord]]) -> None:
         """Refuse an embedding whose width is not the stored records' (or the other new
         ones'), as CrewAI's LanceDB backend does: kept, it would make every later search
-        a ``DimensionMismatchError``. The records these replace are not counted."""
+        a ``DimensionMismatchError``. The records these replace are not counted.
+
+        The stored embeddings all have one width (this check keeps them so), so when one
+        of the newest records says the new ones' width, nothing more is read; every
+        stored record is read only for another width (refused, or the width after the
+        last record of the old one went), or where the newest have no embedding."""
         replaced = {record.id for _, record in named}
+        new = {len(record.embedding) for _, record in named if record.embedding}
+        if not new or new == {self._latest_width(replaced)}:
+            return
         widths = {row.vector.shape[0]
                   for row in self._rows(self._memory.get_all(predicate=RECORD_PREDICATE))
                   if row.vector is not None and row.record.id not in replaced}
@@ -139,6 +149,16 @@ class MemvaraStorage:
                         f"{name}.embedding: {width} values, but the stored records'"
                         f" embeddings have {sorted(widths)}")
                 widths.add(width)
+
+    def _latest_width(self, replaced: set[str]) -> int | None:
+        """The embedding width of the newest live record at the handle's own scope that
+        has one and is not in ``replaced``, among the newest few (``None``: none there)."""
+        own = self._memory.default_scope
+        for claim in self._memory.get_all(predicate=RECORD_PREDICATE, limit=_LATEST):
+            packed = claim.meta.get(_EMBEDDING)
+            if claim.scope == own and isinstance(packed, str) and claim.subject not in replaced:
+                return len(base64.b64decode(packed)) // 4
+        return None
 
     # -- reads ----------------------------------------------------------------------------
     def search(
