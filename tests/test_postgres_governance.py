@@ -285,3 +285,32 @@ def test_the_reviews_of_an_erased_subject_leave_no_row_in_any_table(
         for table in ("reviews", "evidence"):
             rows = conn.execute(f"SELECT r::text FROM {schema}.{table} AS r").fetchall()
             assert rows == []
+
+
+def test_a_schema_whose_log_noted_no_reinforcement_gets_the_current_trigger(
+        dsn: str, schema: str, clock: Clock) -> None:
+    """A schema made before claims' updates noted reinforcements (its trigger function
+    noted ends, retirements and re-filings alone) is brought up to date by a writable
+    open, so saying a fact again is logged there too; a read-only open changes nothing."""
+    filled(dsn, schema, clock, writes=1)
+    tamper(dsn, schema, (  # the function as it was: no 'reinforced'
+        "CREATE OR REPLACE FUNCTION log_claim_change() RETURNS trigger LANGUAGE plpgsql AS $$"
+        " BEGIN INSERT INTO log_pending (op, row) SELECT 'ended', n.rowid FROM new_rows n JOIN"
+        " old_rows o ON o.rowid = n.rowid WHERE n.valid_to IS DISTINCT FROM o.valid_to;"
+        " RETURN NULL; END $$"))
+    with opened(dsn, schema, clock, read_only=True) as mem:
+        assert mem.verify().records == 1
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        (source,) = conn.execute(  # type: ignore[misc]
+            "SELECT prosrc FROM pg_proc WHERE oid = to_regproc(%s)",
+            [f"{schema}.log_claim_change"]).fetchone()
+        assert "'reinforced'" not in source
+    with opened(dsn, schema, clock) as mem:
+        assert mem.remember("maya", "lives_in", "Town0", actor="again").reinforced
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        last = store.log_records(0, 100)[-1]
+        assert (last[2], json.loads(last[4])) == ("again", {"reinforced": [1]})
+        assert mem.verify().ok

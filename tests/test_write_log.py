@@ -64,6 +64,25 @@ def test_every_write_verb_appends_one_record_naming_it_and_its_actor(mem: Memvar
     assert report.head == mem.anchor() and report.to_dict()["records"] == 9
 
 
+def test_a_reinforcing_write_and_a_consolidation_append_records(mem: Memvara, clock: Clock) -> None:
+    """Saying a fact again changes its row (observations, sources) and a consolidation
+    promotes and decays rows: each is a write, so each names its actor in the log
+    (neither appended a record, so the log could not say who did them)."""
+    first = mem.remember("maya", "likes", "chess", memory_type="episodic", actor="a1").added[0]
+    rowid = int(first.id[1:].split("-")[0])
+    for _ in range(5):
+        clock.advance(days=1)
+        assert mem.remember("maya", "likes", "chess", memory_type="episodic", actor="a2").reinforced
+    log = records(mem)
+    assert [(r[2], r[3], r[4]) for r in log[1:]] == [("a2", "remember", {"reinforced": [rowid]})] * 5
+    clock.advance(days=90)
+    assert mem.consolidate(actor="janitor") == {"decayed": 1, "merged": 0, "promoted": 1}
+    last = records(mem)[-1]
+    assert last[2:] == ("janitor", "consolidate", {"decayed": [rowid], "promoted": [rowid]})
+    assert mem.consolidate(actor="janitor") == {"decayed": 0, "merged": 0, "promoted": 0}
+    assert records(mem)[-1] == last and mem.verify().ok  # a run that changed nothing: no record
+
+
 def test_the_default_actor_is_the_scopes_agent_else_its_user(mem: Memvara) -> None:
     mem.scope(user="maya", agent="planner").remember("maya", "likes", "tea")
     mem.scope(user="maya").remember("maya", "likes", "jazz")

@@ -35,7 +35,8 @@ LogRecord = tuple[int, int, str, str, str, str]
 class WriteLogStore(Protocol):
     """A store that appends a chained record for every write transaction it commits.
 
-    Every committed transaction that inserted, ended, retired, un-retired, re-filed or
+    Every committed transaction that inserted, ended, retired, un-retired, re-filed,
+    reinforced (``observations``), promoted (``memory_type``), decayed (``salience``) or
     deleted a claim, or inserted, edited or deleted a turn, or carried a ``log_note``,
     appends exactly one record in that transaction: ``seq`` one past the last, ``at`` and
     ``actor``/``action`` from the outermost ``logged()`` open on the committing thread

@@ -58,6 +58,19 @@ def _trigger(table: str, event: str, name: str, select: str) -> tuple[str, str]:
 
 _CHANGED = "FROM new_rows n JOIN old_rows o ON o.rowid = n.rowid"
 
+_CLAIM_CHANGE = _trigger("claims", "UPDATE", "log_claim_change", (
+    "SELECT v.op, n.rowid " + _CHANGED + " CROSS JOIN LATERAL (VALUES"
+    " (CASE WHEN n.valid_to IS DISTINCT FROM o.valid_to THEN 'ended' END, 1),"
+    " (CASE WHEN n.invalidated_at IS NOT DISTINCT FROM o.invalidated_at THEN NULL"
+    "  WHEN n.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END, 2),"
+    " (CASE WHEN n.subject_key IS DISTINCT FROM o.subject_key THEN 'refiled' END, 3),"
+    " (CASE WHEN n.observations IS DISTINCT FROM o.observations THEN 'reinforced' END, 4),"
+    " (CASE WHEN n.memory_type IS DISTINCT FROM o.memory_type THEN 'promoted' END, 5),"
+    " (CASE WHEN n.salience IS DISTINCT FROM o.salience THEN 'decayed' END, 6)"
+    ") AS v(op, k) WHERE v.op IS NOT NULL ORDER BY n.rowid, v.k"))
+"""What a claim's update notes: ended, retired, re-filed, said again, promoted, decayed
+(a schema whose function predates the last three gets this one at a writable open)."""
+
 LOG_DDL = (
     """
     CREATE TABLE write_log (
@@ -80,13 +93,7 @@ LOG_DDL = (
     " store_id TEXT NOT NULL, secret TEXT NOT NULL)",
     *_trigger("claims", "INSERT", "log_claim_in",
               "SELECT 'added', rowid FROM new_rows ORDER BY rowid"),
-    *_trigger("claims", "UPDATE", "log_claim_change", (
-        "SELECT v.op, n.rowid " + _CHANGED + " CROSS JOIN LATERAL (VALUES"
-        " (CASE WHEN n.valid_to IS DISTINCT FROM o.valid_to THEN 'ended' END, 1),"
-        " (CASE WHEN n.invalidated_at IS NOT DISTINCT FROM o.invalidated_at THEN NULL"
-        "  WHEN n.invalidated_at IS NULL THEN 'unretired' ELSE 'retired' END, 2),"
-        " (CASE WHEN n.subject_key IS DISTINCT FROM o.subject_key THEN 'refiled' END, 3)"
-        ") AS v(op, k) WHERE v.op IS NOT NULL ORDER BY n.rowid, v.k")),
+    *_CLAIM_CHANGE,
     *_trigger("claims", "DELETE", "log_claim_out",
               "SELECT 'erased', rowid FROM old_rows ORDER BY rowid"),
     *_trigger("episodes", "INSERT", "log_turn_in",
@@ -118,6 +125,7 @@ class WriteLog(Transfer):
         self._log_context = threading.local()
         if not self._read_only:
             self._ensure_tables(writer, "write_log", LOG_DDL)
+            self._ensure_claim_trigger(writer)
             with self._translated():
                 writer.execute(
                     "INSERT INTO log_keys (store_id, secret) VALUES (%s, %s)"
@@ -125,6 +133,20 @@ class WriteLog(Transfer):
         # a read-only store of a schema made before the log: refused, named (StoreError)
         ((store_id, secret),) = self._query("SELECT store_id, secret FROM log_keys")
         self._log_ids = (str(store_id), str(secret))
+
+    def _ensure_claim_trigger(self, writer: Any) -> None:
+        """Replace the function of a schema whose log was made before claims' updates
+        noted reinforcements (one read at each open; the replace, once, under the
+        schema's advisory lock)."""
+        with self._translated():
+            (source,) = writer.execute("SELECT prosrc FROM pg_proc WHERE oid = to_regproc(%s)",
+                                       [f"{self._schema}.log_claim_change"]).fetchone()
+            if "'reinforced'" in source:
+                return
+            with writer.transaction():
+                writer.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                               [f"memvara-schema:{self._schema}"])
+                writer.execute(_CLAIM_CHANGE[0])
 
     # -- writing --------------------------------------------------------------------------
     def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> Logged:

@@ -1,8 +1,8 @@
 """The tamper-evident write log: one chained record for every write transaction.
 
 The choke point is the commit, not the verbs: temporary triggers on the writer
-connection note every claim ended, retired, re-filed or deleted and every turn
-scrubbed or deleted, by calling a Python function that appends to the writer's
+connection note every claim ended, retired, re-filed, said again, promoted, decayed or
+deleted and every turn scrubbed or deleted, by calling a Python function that appends to the writer's
 pending list (a savepoint's rollback drops what it undid), and ``_seal`` (which
 ``Connections`` runs just before every outermost ``COMMIT``) folds what the transaction
 noted into one record, chained to the last (``_domain/ledger.py``), in the same
@@ -82,6 +82,13 @@ _TRIGGERS = (
         " WHEN new.invalidated_at IS NOT old.invalidated_at"),
     _on("claim_refile", "'refiled'", "new.rowid", "UPDATE OF subject_key ON main.claims",
         " WHEN new.subject_key IS NOT old.subject_key"),
+    # said again (observations), promoted (memory_type), decayed (salience): each a write
+    _on("claim_again", "'reinforced'", "new.rowid", "UPDATE OF observations ON main.claims",
+        " WHEN new.observations IS NOT old.observations"),
+    _on("claim_promote", "'promoted'", "new.rowid", "UPDATE OF memory_type ON main.claims",
+        " WHEN new.memory_type IS NOT old.memory_type"),
+    _on("claim_decay", "'decayed'", "new.rowid", "UPDATE OF salience ON main.claims",
+        " WHEN new.salience IS NOT old.salience"),
     _on("claim_out", "'erased'", "old.rowid", "DELETE ON main.claims"),
     _on("turn_edit", "'turns_scrubbed'", "new.rowid", "UPDATE OF content ON main.episodes",
         " WHEN new.content IS NOT old.content"),
@@ -91,8 +98,9 @@ _TRIGGERS = (
     _on("alias_out", "'aliases_removed'", "NULL", "DELETE ON main.entity_aliases"),
 )
 
-LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "erased", "archived", "restored",
-           "turns_added", "turns_scrubbed", "turns_erased", "aliases_learned", "aliases_removed")
+LOG_OPS = ("added", "ended", "retired", "unretired", "refiled", "reinforced", "promoted", "decayed",
+           "erased", "archived", "restored", "turns_added", "turns_scrubbed", "turns_erased",
+           "aliases_learned", "aliases_removed")
 """What a record's body holds: claims' and turns' rowids, listed; aliases, counted."""
 
 _Pending = list[tuple[str, "int | None", "str | None"]]
@@ -153,8 +161,8 @@ def _new_turns(body: dict[str, Any], top: int) -> list[int]:
     return new
 
 
-_LISTED_ALONE = frozenset(("added", "ended", "retired", "unretired", "refiled", "restored",
-                           "turns_added", "turns_scrubbed"))
+_LISTED_ALONE = frozenset(("added", "ended", "retired", "unretired", "refiled", "reinforced",
+                           "promoted", "decayed", "restored", "turns_added", "turns_scrubbed"))
 """The ops a record lists a row under with nothing more to do: not the deletions (their
 ``claim_log`` rows go, and a row inserted and deleted in one transaction is not new)."""
 _OP = operator.itemgetter(0)
