@@ -70,8 +70,9 @@ class ForgetAPI(Handle):
         Erased, in one transaction: every claim about the subject or naming it as the
         object, in any state, archived ones too; every claim citing one of those as its
         source, and so on; the turns only those claims cited; the aliases of the subject
-        learned here. Every other turn of those scopes that names the subject keeps its
-        text with each name replaced by ``[erased]`` (and loses its vector). Then each
+        learned here; the reviews and evidence ``observe()`` filed about it or for it as
+        a value. Every other turn of those scopes that names the subject keeps its
+        text with each name (an alias too) replaced by ``[erased]`` (and loses its vector). Then each
         registered ``ErasureTarget`` is asked to erase it too.
 
         Promises: once it returns, no file of the store (the database, its write-ahead
