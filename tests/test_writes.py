@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
@@ -329,6 +330,30 @@ def test_remember_many_rejects_bad_items_and_writes_nothing(mem: Memvara) -> Non
     with pytest.raises(InvalidArgumentError, match="claims"):
         mem.remember_many("abc")  # type: ignore[arg-type]
     assert mem.count(states=STATES) == 0
+
+
+@pytest.mark.parametrize(("call", "argument"), [
+    (lambda m: m.remember("a\x00b", "likes", "x"), "subject"),
+    (lambda m: m.remember("a", "likes", "x\x00"), "object"),
+    (lambda m: m.remember("a", "likes", "x", text="a\x00 likes x"), "text"),
+    (lambda m: m.remember("a", "likes", "x", sources=["e1", "e\x00"]), r"sources\[1\]"),
+    (lambda m: m.remember("a", "likes", "x", extractor="rules\x00"), "extractor"),
+    (lambda m: m.remember_many([Claim("a", "likes", "x"), Claim("b\x00", "likes", "y")]),
+     r"claims\[1\]\.subject"),
+    (lambda m: m.get_all(subject="a\x00b"), "subject"),
+    (lambda m: m.history("a", "likes\x00"), "predicate"),
+    (lambda m: m.why("c1\x00"), "claim_id"),
+    (lambda m: m.erase("c1\x00"), "claim_id"),
+    (lambda m: m.produced("e\x00"), "episode_id"),
+])
+def test_a_nul_character_is_refused_by_name_on_every_backend(
+        mem: Memvara, call: Callable[[Memvara], object], argument: str) -> None:
+    # PostgreSQL's text cannot hold NUL (SQLite's can): both refuse it the same way,
+    # before anything is written, as add() refuses a NUL in a turn.
+    kept = mem.remember("a", "likes", "tea").added[0]
+    with pytest.raises(InvalidArgumentError, match=rf"^{argument}: holds a NUL character"):
+        call(mem)
+    assert mem.get_all(states=STATES) == [kept]
 
 
 def test_spec_supersede_and_delete_example(mem: Memvara) -> None:

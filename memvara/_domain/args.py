@@ -65,12 +65,17 @@ UNSET: Final = Unset()
 ScopeArg = str | None | Unset
 
 
-def check_text(value: object, argument: str, *, allow_empty: bool = False) -> str:
-    """A string that SQLite can store as UTF-8 (no lone surrogates), non-blank by default."""
+def check_text(value: object, argument: str, *, allow_empty: bool = False,
+               allow_nul: bool = False) -> str:
+    """A string every store can hold as UTF-8 (no lone surrogates, and no NUL, which
+    PostgreSQL's text refuses), non-blank by default. ``allow_nul`` for text that is
+    never stored or compared with stored text as it is (a search's words)."""
     if not isinstance(value, str):
         raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise InvalidArgumentError(argument, "must not be empty or only whitespace")
+    if not allow_nul and "\x00" in value:
+        raise InvalidArgumentError(argument, "holds a NUL character, which no store can hold as text")
     if not value.isascii():
         try:
             value.encode("utf-8")

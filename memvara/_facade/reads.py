@@ -130,7 +130,7 @@ class ReadAPI(Handle):
             include_episodes: rank raw conversation turns alongside claims.
         """
         scope = self._at(tenant, user, agent, session)
-        query = _args.check_text(query, "query")
+        query = _args.check_text(query, "query", allow_nul=True)
         k = _args.check_k(k)
         min_score = _args.check_min_score(min_score)
         kinds = None if memory_types is None else _args.check_memory_types(memory_types)
@@ -171,7 +171,7 @@ class ReadAPI(Handle):
         for name, value in (("header", header), ("episode_header", episode_header),
                             ("history_header", history_header)):
             if value is not None:
-                _args.check_text(value, name)
+                _args.check_text(value, name, allow_nul=True)
         if not isinstance(include_history, bool):
             raise InvalidArgumentError("include_history", "must be True or False")
         scope = self._at(tenant, user, agent, session)

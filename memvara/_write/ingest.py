@@ -481,7 +481,7 @@ def _dict_content(value: object, where: str) -> object:
 
 
 def _content(value: object, where: str) -> str:
-    text = _args.check_text(value, where, allow_empty=True)
+    text = _args.check_text(value, where, allow_empty=True, allow_nul=True)
     if len(text) > MAX_TURN_CHARS:
         raise InvalidArgumentError(where, f"is {len(text):,} characters; a turn holds at most {MAX_TURN_CHARS:,}")
     if "\x00" in text:
