@@ -252,6 +252,31 @@ def test_a_dropped_reader_is_replaced_at_the_next_read(dsn: str, store: Postgres
     assert store.count_claims(Scope(), tq, STATES) == 0
 
 
+def test_a_thread_that_ended_leaves_no_connection_open(store: PostgresStore) -> None:
+    # A process that reads from a thread per request (a threading server) must not hold
+    # one server connection per thread it ever ran: the server's connections are the
+    # whole team's. An ended thread's reader is closed when the next one is opened.
+    import threading
+
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    assert store.count_claims(Scope(), tq, STATES) == 0
+    mine = store._reader()  # this thread's, alive throughout: kept
+    opened: list[Any] = []
+
+    def read() -> None:
+        store.count_claims(Scope(), tq, STATES)
+        opened.append(store._reader())
+
+    for _ in range(5):
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+    assert [conn.closed for conn in opened] == [True, True, True, True, False]
+    assert not mine.closed and store._reader() is mine
+    store.close()
+    assert mine.closed and all(conn.closed for conn in opened)
+
+
 def test_a_statement_the_server_refuses_is_a_store_error(store: PostgresStore) -> None:
     turn = Episode(content="hello", role="user", recorded_at=NOW, id="e-given")
     store.insert_episodes([turn], np.ones((1, 3), np.float32))

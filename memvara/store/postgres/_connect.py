@@ -65,7 +65,7 @@ class Connections:
         self._where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
         self._lock = threading.RLock()
         self._local = threading.local()
-        self._readers: list[Any] = []
+        self._readers: list[tuple[threading.Thread, Any]] = []  # each reader and its thread
         self._readers_lock = threading.Lock()
         self._depth = 0
         self._owner: int | None = None
@@ -200,8 +200,13 @@ class Connections:
         if conn is None or conn.closed:
             conn = self._connect()
             self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
+            with self._readers_lock:  # an ended thread's reader is closed, not kept
+                ended = [c for thread, c in self._readers if not thread.is_alive()]
+                self._readers = [(thread, c) for thread, c in self._readers
+                                 if thread.is_alive() and not c.closed]
+                self._readers.append((threading.current_thread(), conn))
+            for old in ended:
+                old.close()
         return conn
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
@@ -482,5 +487,5 @@ class Connections:
         self._closed = True
         with self._readers_lock:
             readers, self._readers = self._readers, []
-        for conn in [self._writer, *readers]:
+        for conn in [self._writer, *(c for _, c in readers)]:
             conn.close()
