@@ -232,3 +232,25 @@ def test_a_bound_already_met_moves_nothing_more_and_an_unlogged_store_prunes_too
             "ended": 1, "retired": 1, "evicted": 0}
         assert mem.restore_archived([porto.id]) == [porto.id]
         assert mem.store.log_records(0, 10) == []  # type: ignore[attr-defined]
+
+
+def test_a_live_claim_is_not_restored_beside_a_newer_value_of_its_single_valued_slot(
+        mem: Memvara, clock: Clock) -> None:
+    """Pruned while live, the slot then took another value: restored as it was, the two
+    were both live (recall said maya lived in Porto and in Lisbon). Refused, naming
+    both, and nothing is restored; once the newer one is retired it comes back."""
+    porto = mem.remember("maya", "lives_in", "Porto").added[0]
+    tea = mem.remember("maya", "likes", "tea").added[0]  # many-valued: no conflict
+    clock.advance(days=10)
+    assert mem.prune(timedelta(days=1), states=("live",)) == {"live": 2, "evicted": 0}
+    mem.remember("maya", "likes", "jazz")
+    lisbon = mem.remember("maya", "lives_in", "Lisbon").added[0]
+    anchor = mem.anchor()
+    for ids in (None, [porto.id], [tea.id, porto.id]):
+        with pytest.raises(InvalidArgumentError, match=f"claim_ids: {porto.id} .*{lisbon.id}"):
+            mem.restore_archived(ids)
+    assert {c.id for c in mem.archived()} == {porto.id, tea.id} and mem.anchor() == anchor
+    assert mem.restore_archived([tea.id]) == [tea.id]
+    assert mem.delete(lisbon.id)
+    assert mem.restore_archived() == [porto.id]
+    assert [c.object for c in mem.get_all(subject="maya", predicate="lives_in")] == ["Porto"]

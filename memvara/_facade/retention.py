@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from .._domain import args as _args
-from .._domain.args import UNSET, ScopeArg
+from .._domain.args import UNSET, ScopeArg, resolve_time
 from .._domain.model import STATES, Claim
 from .._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
+from ..schema import Cardinality
 from ..store.base import ArchiveStore, Store
 from .core import Handle
 from .governance import check_actor, logged
@@ -112,7 +113,9 @@ class RetentionAPI(Handle):
         Raises:
             ClaimNotFoundError: an id the archive does not hold in this scope's subtree
                 (nothing is restored).
-            InvalidArgumentError: ``claim_ids`` is not a list of ids.
+            InvalidArgumentError: ``claim_ids`` is not a list of ids, or a live claim
+                would come back beside the value its single-valued slot took since it
+                was archived (nothing is restored).
             StoreError: the store keeps no archive.
         """
         scope = self._at(tenant, user, agent, session)
@@ -124,14 +127,34 @@ class RetentionAPI(Handle):
         check_actor(actor, scope)
         store = _archive_of(self._core.store)
         with logged(self._core, "restore_archived", scope, actor):
+            held = {claim.id: claim for claim, _ in store.archived_claims(scope)}
             if wanted is not None:
-                held = {claim.id for claim, _ in store.archived_claims(scope)}
                 missing = [i for i in wanted if i not in held]
                 if missing:
                     raise ClaimNotFoundError(
                         missing[0], f"the archive holds no claim {', '.join(missing[:5])} in"
                         " this scope", argument="claim_ids")
+            self._refuse_second_values([held[i] for i in (held if wanted is None else wanted)])
             return store.restore_archived(scope, wanted)
+
+    def _refuse_second_values(self, claims: list[Claim]) -> None:
+        """``InvalidArgumentError`` if a live claim of a single-valued slot would come
+        back beside the live value the slot took meanwhile (the slot's rule is that
+        it holds one)."""
+        now = self._core.writer.now()
+        for claim in claims:
+            if claim.state != "live" or \
+                    self._core.registry.spec(claim.predicate).cardinality is not Cardinality.ONE:
+                continue
+            keys = self._core.aliases.keys_of(claim.scope, claim.subject)
+            for other in self._core.store.slot_history(
+                    claim.scope, keys, claim.predicate, resolve_time(None, None, None, now)):
+                if other.state == "live" and other.scope == claim.scope \
+                        and other.polarity == claim.polarity:
+                    raise InvalidArgumentError(
+                        "claim_ids", f"{claim.id} would be live beside {other.id}, the value"
+                        f" its single-valued slot ({claim.subject!r:.40}, {claim.predicate})"
+                        " holds now: retire or end one of them first (nothing was restored)")
 
     def archived(
         self,
