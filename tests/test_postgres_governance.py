@@ -314,3 +314,29 @@ def test_a_schema_whose_log_noted_no_reinforcement_gets_the_current_trigger(
         last = store.log_records(0, 100)[-1]
         assert (last[2], json.loads(last[4])) == ("again", {"reinforced": [1]})
         assert mem.verify().ok
+
+
+def test_observers_of_one_value_at_once_open_one_review(dsn: str, schema: str, clock: Clock) -> None:
+    """Four memories on one schema observe the same value at once, each with the grounds
+    to open a review: one review holds all eight grounds (each opened its own before the
+    filing and the opening were one transaction: two or three reviews in 13-15 runs of 15)."""
+    import threading
+
+    mems = [opened(dsn, schema, clock) for _ in range(4)]
+    try:
+        mems[0].remember("maya", "lives_in", "Porto")
+        start = threading.Barrier(len(mems))
+
+        def observe(i: int) -> None:
+            start.wait()
+            mems[i].observe("maya", "lives_in", "Faro", support=[f"a{i}", f"b{i}"])
+
+        threads = [threading.Thread(target=observe, args=(i,)) for i in range(len(mems))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [r.grounds for r in mems[0].reviews()] == [8]
+    finally:
+        for mem in mems:
+            mem.close()

@@ -149,3 +149,23 @@ def test_an_empty_search_and_a_queue_with_nothing_open_cost_no_marks(mem: Memvar
     assert mem.search("nothing at all") == []
     mem.remember("Maya", "lives_in", "Porto")
     assert mem.search("Maya")[0].review is None
+
+
+def test_a_review_that_fails_to_open_files_no_evidence(
+        mem: Memvara, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filing the grounds and opening the review are one transaction: they were two,
+    so a failed open left the grounds filed (spent as echoes) with no review, and two
+    observers at once each opened a review of the same value."""
+    mem.remember("maya", "lives_in", "Porto")
+    anchor = mem.anchor()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(mem.store, "open_review", broken)
+    with pytest.raises(StoreError, match="disk full"):
+        mem.observe("maya", "lives_in", "Faro", support=["a", "b"])
+    monkeypatch.undo()
+    assert mem.anchor() == anchor and mem.reviews() == []
+    again = mem.observe("maya", "lives_in", "Faro", support=["a", "b"])
+    assert (again.grounds, again.echoes) == (2, 0) and again.review is not None

@@ -121,7 +121,9 @@ class ReviewAPI(Handle):
         if any(entity_key(c.object) == value and c.polarity == polarity for c in held):
             return Observation(held=True, grounds=0, echoes=0, review=None)
         slot = (writer.key_of(scope, subject), canonical, value, polarity)
-        with logged(self._core, "observe", scope, actor):
+        # one transaction: the filer's hold on the value lasts until the review is open,
+        # so two observers never open one each, and a failed open files nothing
+        with logged(self._core, "observe", scope, actor), self._core.store.transaction():
             count, echoes, review = store.file_evidence(scope, slot, grounds, now, name)
             if review is None and count >= _THRESHOLDS.get(self._core, DEFAULT_THRESHOLD):
                 review = store.open_review(scope, subject, slot, obj, [c.id for c in held], now)
