@@ -151,6 +151,45 @@ def test_bad_arguments_are_named(dsn_arg: object, schema_arg: str, named: str) -
         PostgresStore(dsn_arg, schema=schema_arg)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("dsn_arg", [
+    "not a dsn", "host=127.0.0.1 nonsense=1", "postgresql://root:s3cret@[::1/memtest",
+])
+def test_a_dsn_that_does_not_parse_is_named_without_its_password(dsn_arg: str) -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+    with pytest.raises(InvalidArgumentError, match="^dsn: not a PostgreSQL connection string") as raised:
+        PostgresStore(dsn_arg)
+    assert "s3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("pg_team", "reserved for PostgreSQL's own schemas"),
+    ("information_schema", "reserved for PostgreSQL's own schemas"),
+    ("user", "a reserved SQL word"), ("select", "a reserved SQL word"),
+])
+def test_a_schema_name_postgresql_reserves_is_refused_by_name(
+        dsn: str, name: str, why: str) -> None:
+    for read_only in (False, True):
+        with pytest.raises(InvalidArgumentError, match=f"^schema: '{name}' is {why}"):
+            PostgresStore(dsn, schema=name, read_only=read_only)
+    assert admin(dsn, "SELECT 1 FROM information_schema.tables WHERE table_name = 'store_meta'"
+                      f" AND table_schema = '{name}'") == []
+
+
+@pytest.mark.parametrize("version", [None, "abc"])
+def test_a_store_meta_without_a_version_is_not_a_store(
+        dsn: str, schema: str, version: str | None) -> None:
+    # Another application's table of that name, or a damaged store: refused, not read
+    # as a version and not written into.
+    admin(dsn, f"CREATE SCHEMA {schema}", f"CREATE TABLE {schema}.store_meta (key TEXT, value TEXT)",
+          *([f"INSERT INTO {schema}.store_meta VALUES ('schema_version', '{version}')"]
+            if version else []))
+    for read_only in (False, True):
+        with pytest.raises(NotAStoreError, match=f"schema '{schema}'.*no memvara schema version"):
+            PostgresStore(dsn, schema=schema, read_only=read_only)
+    assert admin(dsn, "SELECT count(*) FROM information_schema.tables"
+                      f" WHERE table_schema = '{schema}'") == [(1,)]
+
+
 def test_a_server_without_pgvector_says_how_to_install_it(dsn: str) -> None:
     # A role that may not create the extension, in a database that does not have it:
     # the server's answer, not a mock of it.

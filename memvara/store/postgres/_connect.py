@@ -57,11 +57,17 @@ class Connections:
         if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
             raise InvalidArgumentError(
                 "schema", f"expected a lower-case SQL identifier ([a-z_][a-z0-9_]*), got {schema!r:.60}")
+        if schema.startswith("pg_") or schema == "information_schema":
+            raise InvalidArgumentError("schema", f"{schema!r} is reserved for PostgreSQL's own schemas")
         self._pg = require("psycopg", HINT)
         self._vector = require("pgvector.psycopg", HINT)
         self._dsn, self._schema, self._read_only = dsn, schema, read_only
         self._lock_ms = int(lock_timeout * 1000)
-        params = self._pg.conninfo.conninfo_to_dict(dsn)
+        try:
+            params = self._pg.conninfo.conninfo_to_dict(dsn)
+        except self._pg.ProgrammingError as exc:  # libpq's words, without the string (its password)
+            raise InvalidArgumentError("dsn", "not a PostgreSQL connection string or URL: "
+                                       + str(exc).replace(dsn, "<dsn>")) from None
         self._where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
         self._lock = threading.RLock()
         self._local = threading.local()
@@ -128,6 +134,9 @@ class Connections:
         upgrade it if an older memvara made it (under an advisory lock, so two processes
         opening a schema make or upgrade it once)."""
         with self._translated():
+            if conn.execute("SELECT 1 FROM pg_get_keywords() WHERE word = %s AND catcode IN ('R', 'T')",
+                            [self._schema]).fetchone() is not None:
+                raise InvalidArgumentError("schema", f"{self._schema!r} is a reserved SQL word")
             if self._read_only:
                 self._version = self._check_version(conn)
                 return
@@ -163,7 +172,10 @@ class Connections:
             raise NotAStoreError(f"no memvara store in schema {self._schema!r} at {self._where}"
                                  " (a read-only store is never created)")
         (version,) = conn.execute(
-            f"SELECT value FROM {self._schema}.store_meta WHERE key = 'schema_version'").fetchone()
+            f"SELECT max(value) FROM {self._schema}.store_meta WHERE key = 'schema_version'").fetchone()
+        if not (isinstance(version, str) and version.isdigit()):  # not a table of ours
+            raise NotAStoreError(f"schema {self._schema!r} at {self._where} has a store_meta table"
+                                 f" with no memvara schema version (found {version!r:.40})")
         if int(version) > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"schema {self._schema!r} at {self._where} was written by a newer memvara"
