@@ -88,6 +88,8 @@ class MemvaraStorage:
         self._memory = sync_handle(memory)
         self._memory.registry.register(_RECORD_SPEC)
         self._decoded: dict[str, _Row] = {}
+        self._witness: str | None = None
+        """The id of a stored record whose embedding said the stored width last time."""
 
     # -- writes ---------------------------------------------------------------------------
     def save(self, records: list[MemoryRecord]) -> None:
@@ -131,9 +133,9 @@ class MemvaraStorage:
         a ``DimensionMismatchError``. The records these replace are not counted.
 
         The stored embeddings all have one width (this check keeps them so), so when one
-        of the newest records says the new ones' width, nothing more is read; every
-        stored record is read only for another width (refused, or the width after the
-        last record of the old one went), or where the newest have no embedding."""
+        live record says the new ones' width (``_latest_width``), nothing more is read;
+        every stored record is read only for another width (refused, or the width after
+        the last record of the old one went), or where the newest have no embedding."""
         replaced = {record.id for _, record in named}
         new = {len(record.embedding) for _, record in named if record.embedding}
         if not new or new == {self._latest_width(replaced)}:
@@ -151,12 +153,24 @@ class MemvaraStorage:
                 widths.add(width)
 
     def _latest_width(self, replaced: set[str]) -> int | None:
-        """The embedding width of the newest live record at the handle's own scope that
-        has one and is not in ``replaced``, among the newest few (``None``: none there)."""
+        """The embedding width of a live record at the handle's own scope that has one
+        and is not in ``replaced`` (``None``: none found). The record that said it last
+        time is looked up first, by its slot; when it is gone, replaced or of another
+        width now, the newest few records are read and one of them says it."""
+        if self._witness is not None and self._witness not in replaced:
+            width = self._width_among(self._memory.get_all(
+                subject=self._witness, predicate=RECORD_PREDICATE), replaced)
+            if width is not None:
+                return width
+        return self._width_among(
+            self._memory.get_all(predicate=RECORD_PREDICATE, limit=_LATEST), replaced)
+
+    def _width_among(self, claims: list[Claim], replaced: set[str]) -> int | None:
         own = self._memory.default_scope
-        for claim in self._memory.get_all(predicate=RECORD_PREDICATE, limit=_LATEST):
+        for claim in claims:
             packed = claim.meta.get(_EMBEDDING)
             if claim.scope == own and isinstance(packed, str) and claim.subject not in replaced:
+                self._witness = claim.subject
                 return len(base64.b64decode(packed)) // 4
         return None
 
