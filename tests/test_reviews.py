@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from memvara import Memvara
+from memvara import Memvara, Scope
 from memvara._errors import InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
 from memvara.store.base import WriteLogStore
@@ -169,3 +169,25 @@ def test_a_review_that_fails_to_open_files_no_evidence(
     assert mem.anchor() == anchor and mem.reviews() == []
     again = mem.observe("maya", "lives_in", "Faro", support=["a", "b"])
     assert (again.grounds, again.echoes) == (2, 0) and again.review is not None
+
+
+def test_a_review_resolved_meanwhile_by_another_writer_writes_nothing(
+        mem: Memvara, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two resolves of one review at once: both saw it open before either committed.
+    The second's accept wrote the value and its close changed nothing, so the review
+    said "kept" while the claim it wrote said otherwise. It is refused, its write undone."""
+    review = contested_porto(mem)
+    store = mem.store
+    stale = store.review(review, Scope())  # type: ignore[attr-defined]
+    assert stale is not None and stale.status == "open"
+    mem.resolve(review, "keep", actor="first")
+    before = [(c.id, c.state) for c in mem.get_all(states=("live", "ended", "retired"))]
+    anchor = mem.anchor()
+    monkeypatch.setattr(store, "review", lambda *args: stale)  # what the second one read
+    with pytest.raises(InvalidArgumentError, match="review_id: review .* was resolved meanwhile"):
+        mem.resolve(review, "accept", actor="second")
+    monkeypatch.undo()
+    assert [(c.id, c.state) for c in mem.get_all(states=("live", "ended", "retired"))] == before
+    assert mem.anchor() == anchor
+    closed = mem.store.review(review, Scope())  # type: ignore[attr-defined]
+    assert closed is not None and (closed.status, closed.decided_by) == ("kept", "first")

@@ -195,8 +195,10 @@ class ReviewAPI(Handle):
                                      extractor="review")
                 receipt = writer.remember([built], "ended")
                 claim = (receipt.added or receipt.reinforced)[0]  # held by now: reinforced
-            store.close_review(review_id, "accepted" if claim else "kept", now, name,
-                               None if claim is None else claim.id)
+            if not store.close_review(review_id, "accepted" if claim else "kept", now, name,
+                                      None if claim is None else claim.id):  # raising undoes the accept
+                raise InvalidArgumentError("review_id", f"review {review_id} was resolved meanwhile"
+                                           " by another writer")
         closed = store.review(review_id, scope)
         assert closed is not None  # closed, not removed
         return closed

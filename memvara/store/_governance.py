@@ -290,7 +290,8 @@ class ReviewStore(Protocol):
         ...
 
     def close_review(self, review: str, status: str, at: int, decided_by: str,
-                     claim: str | None) -> None:
+                     claim: str | None) -> bool:
         """Close an open review as ``"kept"`` or ``"accepted"`` (with the ``claim`` the
-        accept wrote), and add a ``log_note("review", id=, decision=)``."""
+        accept wrote), and add a ``log_note("review", id=, decision=)``; ``False``,
+        changing nothing, when it is not open (another writer closed it first)."""
         ...

@@ -140,13 +140,15 @@ class Reviews(Forgetting):
         return _review(rows[0]) if rows else None
 
     def close_review(self, review: str, status: str, at: int, decided_by: str,
-                     claim: str | None) -> None:
+                     claim: str | None) -> bool:
         """Close an open review; see ``ReviewStore``."""
         with self._writing() as conn:
-            self._exec(conn, "UPDATE reviews SET status = %s, closed_at = %s, decided_by = %s,"
-                       " claim = %s WHERE rowid = %s AND status = 'open'",
-                       [status, at, decided_by, claim, review_rowid(review)])
+            if not self._exec(conn, "UPDATE reviews SET status = %s, closed_at = %s,"
+                              " decided_by = %s, claim = %s WHERE rowid = %s AND status = 'open'",
+                              [status, at, decided_by, claim, review_rowid(review)]).rowcount:
+                return False
             self.log_note("review", id=review, decision=status)
+        return True
 
     # -- export and import --------------------------------------------------------------
     def dump_reviews(self, scope: Scope) -> list[dict[str, Any]]:

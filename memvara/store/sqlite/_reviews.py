@@ -101,13 +101,15 @@ class Reviews(StoreCore):
         return _review(rows[0]) if rows else None
 
     def close_review(self, review: str, status: str, at: int, decided_by: str,
-                     claim: str | None) -> None:
+                     claim: str | None) -> bool:
         """Close an open review; see ``ReviewStore``."""
         with self._writing() as conn:
-            conn.execute("UPDATE reviews SET status = ?, closed_at = ?, decided_by = ?, claim = ?"
-                         " WHERE rowid = ? AND status = 'open'",
-                         (status, at, decided_by, claim, review_rowid(review)))
+            if not conn.execute("UPDATE reviews SET status = ?, closed_at = ?, decided_by = ?,"
+                                " claim = ? WHERE rowid = ? AND status = 'open'",
+                                (status, at, decided_by, claim, review_rowid(review))).rowcount:
+                return False
             note(conn, "review", {"id": review, "decision": status})
+        return True
 
     # -- export and import --------------------------------------------------------------
     def dump_reviews(self, scope: Scope) -> list[dict[str, Any]]:
