@@ -16,6 +16,14 @@ adapters' issue: each retriever within 1 ms of ``search()`` at 8,000 claims (p50
 LangGraph row has no target: its search groups hits into items and reads each item it
 returns, which is more than a retriever does. An adapter whose package is not installed
 is left out, and says so.
+
+``--writes`` times the other way in instead: an adapter's write into a store that
+already holds ``--sizes`` items (default 100 and 10,000), one item or record per call,
+``--repeats`` calls each (median, and the 10th to 90th percentile as the spread): the
+OpenAI Agents session's ``add_items()`` (from one session object, and from a new object
+per call as a server makes one per request) and the CrewAI storage's ``save()`` (run it
+with ``.venv-crewai``'s Python, where CrewAI is installed). A write that reads the whole
+transcript or every record shows as a p50 that grows with the store.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 from memvara import Claim, Memvara, NullLLM
 
@@ -141,6 +150,88 @@ def store_of_its_own(n: int, queries: int, k: int) -> tuple[str, list[float], li
     return label, times[label], times["search"]
 
 
+def time_writes(sizes: list[int], repeats: int) -> list[tuple[str, int, list[float]]]:
+    """``(label, items already stored, milliseconds per call)`` for each installed
+    adapter's write, at each size."""
+    rows: list[tuple[str, int, list[float]]] = []
+    if importlib.util.find_spec("agents") is not None:
+        for n in sizes:
+            rows += agents_appends(n, repeats)
+    else:
+        print("OpenAI Agents: openai-agents is not installed, left out")
+    if importlib.util.find_spec("crewai") is not None:
+        rows += [crewai_saves(n, repeats) for n in sizes]
+    else:
+        print("CrewAI: crewai is not installed (it lives in .venv-crewai), left out")
+    return rows
+
+
+def agents_appends(n: int, repeats: int) -> list[tuple[str, int, list[float]]]:
+    """One user item per ``add_items()`` (``learn=False``: the transcript alone) into a
+    session of ``n`` items, from one session object and then from a new one per call."""
+    import asyncio
+
+    from memvara.integrations.openai_agents import MemvaraSession
+
+    def item(text: str) -> Any:  # the SDK's TResponseInputItem, a union of TypedDicts
+        return {"role": "user", "content": text}
+
+    async def run(mem: Memvara) -> list[tuple[str, int, list[float]]]:
+        session = MemvaraSession("bench", mem, learn=False)
+        for start in range(0, n, 500):
+            await session.add_items([item(f"filler {i}") for i in range(start, min(n, start + 500))])
+        same, fresh = [], []
+        for r in range(repeats):
+            t0 = time.perf_counter()
+            await session.add_items([item(f"same object {r}")])
+            same.append((time.perf_counter() - t0) * 1000.0)
+            t0 = time.perf_counter()
+            await MemvaraSession("bench", mem, learn=False).add_items([item(f"new object {r}")])
+            fresh.append((time.perf_counter() - t0) * 1000.0)
+        return [("OpenAI Agents MemvaraSession.add_items(), one item", n, same),
+                ("OpenAI Agents add_items(), one item, a new session object each", n, fresh)]
+
+    with Memvara(llm=NullLLM()) as mem:
+        return asyncio.run(run(mem))
+
+
+def crewai_saves(n: int, repeats: int) -> tuple[str, int, list[float]]:
+    """One ``save()`` of one record (a 384-wide embedding) beside ``n`` stored ones."""
+    import os
+
+    import numpy as np
+
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+    from crewai.memory.types import MemoryRecord
+
+    from memvara.integrations.crewai import MemvaraStorage
+
+    vectors = np.random.default_rng(0).standard_normal((n + repeats, 384)).tolist()
+    with Memvara(llm=NullLLM()) as mem:
+        storage = MemvaraStorage(mem)
+        for start in range(0, n, 500):
+            storage.save([MemoryRecord(content=f"note {i}", embedding=vectors[i])
+                          for i in range(start, min(n, start + 500))])
+        times = []
+        for r in range(repeats):
+            one = MemoryRecord(content=f"new note {r}", embedding=vectors[n + r])
+            t0 = time.perf_counter()
+            storage.save([one])
+            times.append((time.perf_counter() - t0) * 1000.0)
+    return "CrewAI MemvaraStorage.save(), one record", n, times
+
+
+def print_writes(sizes: list[int], repeats: int) -> None:
+    rows = time_writes(sizes, repeats)
+    print(f"\none write per call, {repeats} calls at each size\n")
+    print("| adapter write | already stored | p50 (ms) | p10-p90 (ms) |")
+    print("|---|---:|---:|---:|")
+    for label, n, samples in rows:
+        print(f"| `{label}` | {n:,} | {statistics.median(samples):.2f} |"
+              f" {percentile(samples, 10):.2f}-{percentile(samples, 90):.2f} |")
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
@@ -150,8 +241,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claims", type=int, default=8_000, help="claims in the store")
     parser.add_argument("--queries", type=int, default=200, help="questions per way in")
     parser.add_argument("--k", type=int, default=4, help="results per question (the adapters' default)")
+    parser.add_argument("--writes", action="store_true",
+                        help="time the adapters' writes at --sizes instead of their searches")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 10_000],
+                        help="items already stored, for --writes")
+    parser.add_argument("--repeats", type=int, default=30, help="writes timed per size, for --writes")
     args = parser.parse_args(argv)
     print(f"# {' '.join([sys.executable, *sys.argv])}\n")
+    if args.writes:
+        print_writes(args.sizes, args.repeats)
+        return 0
     rows = measure(args.claims, args.queries, args.k)
     print(f"{args.claims:,} claims, {args.queries} questions each, k={args.k}\n")
     print("| way in | p50 (ms) | p90 (ms) | overhead p50 (ms) | target | met |")

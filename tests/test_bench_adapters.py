@@ -29,3 +29,22 @@ def test_the_adapters_benchmark_runs_at_a_tiny_size() -> None:
     ]
     assert "200 claims, 3 questions each, k=4" in result.stdout
     assert all(row.count("|") == 7 for row in rows)
+
+
+def test_the_write_timings_run_at_a_tiny_size() -> None:
+    pytest.importorskip("agents", reason="the openai-agents extra is not installed")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "adapters.py"), "--writes", "--sizes", "3", "20",
+         "--repeats", "2"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    rows = [line.split("|") for line in result.stdout.splitlines() if line.startswith("| `")]
+    agents = [(row[1].strip(" `"), row[2].strip()) for row in rows if "Agents" in row[1]]
+    assert agents == [
+        ("OpenAI Agents MemvaraSession.add_items(), one item", "3"),
+        ("OpenAI Agents add_items(), one item, a new session object each", "3"),
+        ("OpenAI Agents MemvaraSession.add_items(), one item", "20"),
+        ("OpenAI Agents add_items(), one item, a new session object each", "20"),
+    ]
+    assert "one write per call, 2 calls at each size" in result.stdout
+    assert all(len(row) == 6 and float(row[3]) > 0 for row in rows)
