@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -94,6 +95,20 @@ def test_the_cli_reads_a_postgresql_url(dsn: str, capsys: pytest.CaptureFixture[
     drop_schemas(dsn, ["memvara"])
     status, _, err = run(capsys, "stats", "--db", dsn)  # read-only: nothing is created
     assert status != 0 and "no memvara store in schema 'memvara'" in err
+
+
+def test_the_cli_names_its_db_option_for_a_bad_url_or_a_missing_extra(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from .cli_story import run
+
+    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+    status, _, err = run(capsys, "stats", "--db", "postgresql://root:s3cret@[::1/memtest")
+    assert status == 2 and err.startswith("memvara stats: --db: not a PostgreSQL connection string")
+    assert "s3cret" not in err
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the extra were not installed
+    status, _, err = run(capsys, "stats", "--db", "postgresql://root:x@127.0.0.1:1/memtest")
+    assert (status, err) == (2, "memvara stats: PostgresStore needs psycopg and pgvector:"
+                                " pip install 'memvara[postgres]'\n")
 
 
 def test_the_mcp_server_serves_a_postgresql_url(

@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_OPTION = {"k": "-k", "query": "QUERY", "claim_id": "CLAIM_ID", "out": "-o"}
+_OPTION = {"k": "-k", "query": "QUERY", "claim_id": "CLAIM_ID", "out": "-o", "dsn": "--db"}
 
 
 def _argument(name: str, command: str) -> str:
@@ -170,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidArgumentError as exc:
         message = f"{_argument(exc.argument, command.split()[-1])}: {exc.problem}"
     except (MemvaraError, UsageError, DemoPathError, PlotUnavailableError) as exc:
+        message = str(exc)
+    except ImportError as exc:  # an extra the store needs (--db postgresql://...): its hint
         message = str(exc)
     except OSError as exc:
         message = _os_error(exc)

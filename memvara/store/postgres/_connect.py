@@ -67,7 +67,7 @@ class Connections:
             params = self._pg.conninfo.conninfo_to_dict(dsn)
         except self._pg.ProgrammingError as exc:  # libpq's words, without the string (its password)
             raise InvalidArgumentError("dsn", "not a PostgreSQL connection string or URL: "
-                                       + str(exc).replace(dsn, "<dsn>")) from None
+                                       + str(exc).strip().replace(dsn, "<dsn>")) from None
         self._where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
         self._lock = threading.RLock()
         self._local = threading.local()
