@@ -83,6 +83,18 @@ def test_a_reinforcing_write_and_a_consolidation_append_records(mem: Memvara, cl
     assert records(mem)[-1] == last and mem.verify().ok  # a run that changed nothing: no record
 
 
+def test_an_anchor_of_the_logs_start_with_another_hash_is_reported(mem: Memvara) -> None:
+    """An empty store's anchor names record 0 and the genesis hash; one naming record 0
+    with another hash was never given by this store (it verified as ok)."""
+    start = parse_anchor(mem.anchor())
+    mem.remember("maya", "likes", "tea")
+    assert mem.verify(since=str(start)).ok
+    forged = Anchor(start.store, 0, "f" * 64)
+    report = mem.verify(since=str(forged))
+    assert (report.ok, report.broken, report.records) == (False, 0, 0)
+    assert report.problem is not None and "record 0" in report.problem
+
+
 def test_the_default_actor_is_the_scopes_agent_else_its_user(mem: Memvara) -> None:
     mem.scope(user="maya", agent="planner").remember("maya", "likes", "tea")
     mem.scope(user="maya").remember("maya", "likes", "jazz")

@@ -24,6 +24,9 @@ def verify_log(store: WriteLogStore, since: Anchor | None) -> LogReport:
     with store.snapshot():
         head = store.log_head()
         prev, expected, count = genesis(store.log_identity()), 1, 0
+        if since is not None and since.seq == 0 and since.hash != prev:
+            return _broken(0, head, 0, "the anchor names record 0, the start of the log, with"
+                           " another hash than this store's: it is no anchor this store gave")
         while True:
             page = store.log_records(expected - 1, PAGE)
             for seq, at, actor, action, body, stored in page:
