@@ -3,12 +3,14 @@ read sees, ``archived()`` lists them, ``restore_archived()`` puts them back as t
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import timedelta
 
 import pytest
 
 from memvara import Claim, Memvara, SQLiteStore
+from memvara._domain.ledger import parse_anchor
 from memvara._domain.model import Scope
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
@@ -254,3 +256,24 @@ def test_a_live_claim_is_not_restored_beside_a_newer_value_of_its_single_valued_
     assert mem.delete(lisbon.id)
     assert mem.restore_archived() == [porto.id]
     assert [c.object for c in mem.get_all(subject="maya", predicate="lives_in")] == ["Porto"]
+
+
+def test_purge_erases_the_scopes_archived_claims_too(mem: Memvara, clock: Clock) -> None:
+    """A purge erases a scope; its archived claims stayed, listed and restorable."""
+    u = mem.scope(user="u1")
+    u.remember("maya", "lives_in", "Porto")
+    clock.advance(days=1)
+    u.remember("maya", "lives_in", "Faro")
+    mem.remember("ann", "lives_in", "Oslo", user="u2")
+    clock.advance(days=100)
+    mem.remember("ann", "lives_in", "Rome", user="u2")
+    clock.advance(days=100)
+    assert mem.prune(timedelta(days=1)) == {"ended": 2, "retired": 0, "evicted": 0}
+    anchor = mem.anchor()
+    assert mem.purge(user="u1") == {"claims": 2, "episodes": 0, "embeddings": 2, "sources": 0}
+    assert u.archived() == [] and u.restore_archived() == []
+    assert [c.object for c in mem.archived()] == ["Oslo"]  # another scope's archive stays
+    log = mem.store.log_records(parse_anchor(anchor).seq, 10)  # type: ignore[attr-defined]
+    assert [(r[3], json.loads(r[4]).get("notes")) for r in log] == [
+        ("purge", [{"purge": {"archived": 1, "evidence": 0, "reviews": 0}}])]
+    assert mem.verify().ok

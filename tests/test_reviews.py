@@ -191,3 +191,19 @@ def test_a_review_resolved_meanwhile_by_another_writer_writes_nothing(
     assert mem.anchor() == anchor
     closed = mem.store.review(review, Scope())  # type: ignore[attr-defined]
     assert closed is not None and (closed.status, closed.decided_by) == ("kept", "first")
+
+
+def test_purge_erases_the_scopes_reviews_and_evidence(mem: Memvara) -> None:
+    """They hold the scope's subjects, contested values and grounds: a purge left them,
+    still listed by reviews()."""
+    mem.remember("maya", "lives_in", "Porto", user="u1")
+    mem.observe("maya", "lives_in", "Faro", support=["a", "b"], user="u1")
+    mem.observe("maya", "likes", "tea", support=["a"], user="u1")  # evidence, no review
+    kept = mem.observe("ann", "lives_in", "Rome", support=["a", "b"], user="u2").review
+    anchor = mem.anchor()
+    assert mem.purge(user="u1")["claims"] == 1
+    notes = json.loads(mem.store.log_records(0, 100)[-1][4])["notes"]  # type: ignore[attr-defined]
+    assert notes == [{"purge": {"archived": 0, "evidence": 3, "reviews": 1}}] and mem.anchor() != anchor
+    assert mem.reviews(user="u1") == [] and [r.id for r in mem.reviews()] == [kept.id]  # type: ignore[union-attr]
+    again = mem.observe("maya", "likes", "tea", support=["a"], user="u1")
+    assert (again.grounds, again.echoes) == (1, 0)  # its evidence went: "a" is no echo

@@ -138,6 +138,24 @@ class Forgetting(Archive):
             self._after_commit.append(self._vacuum_scrubbed)
         return SubjectErasure(erased, tuple(claim_ids), tuple(episode_ids), every)
 
+    def purge(self, scope: Scope) -> dict[str, int]:
+        """``Upkeep.purge``, and the scope's archived claims, reviews and evidence with it
+        in the same transaction (they hold its text: a purge leaves nothing of the scope
+        to read or restore)."""
+        where, params = _sql.scope_subtree(scope)
+        with self._writing() as conn:
+            counts = super().purge(scope)
+            archived = self._exec(conn, f"DELETE FROM claims_archive WHERE {where}"
+                                  " RETURNING emb IS NOT NULL", params).fetchall()
+            gone = {"archived": len(archived), **{table: self._exec(
+                conn, f"DELETE FROM {table} WHERE {where}", params).rowcount
+                for table in ("reviews", "evidence")}}
+            if any(gone.values()):  # the log's triggers see the claims table alone
+                self.log_note("purge", **gone)
+                self._after_commit.append(self._vacuum_scrubbed)
+        return {**counts, "claims": counts["claims"] + len(archived),
+                "embeddings": counts["embeddings"] + sum(1 for r in archived if r[0])}
+
     def _scrub_turns(self, conn: Any, where: str, params: list[object],
                      names: tuple[str, ...]) -> int:
         """Replace ``names`` in every turn of the subtree that holds one: text, tokens and

@@ -126,6 +126,24 @@ class Forgetting(Erasure):
             self._scrub(conn, ["claims_fts", "episodes_fts"])
         return SubjectErasure(erased, tuple(claim_ids), tuple(episode_ids), every)
 
+    def purge(self, scope: Scope) -> dict[str, int]:
+        """``Erasure.purge``, and the scope's archived claims, reviews and evidence with it
+        in the same transaction (they hold its text: a purge leaves nothing of the scope
+        to read or restore)."""
+        where, params = _sql.scope_subtree(scope)
+        with self._writing() as conn:
+            counts = super().purge(scope)
+            slots = [r[0] for r in conn.execute(
+                f"DELETE FROM claims_archive WHERE {where} RETURNING vec_slot", params).fetchall()]
+            gone: dict[str, object] = {"archived": len(slots), **{table: conn.execute(
+                f"DELETE FROM {table} WHERE {where}", params).rowcount for table in ("reviews", "evidence")}}
+            if any(gone.values()):  # the log's triggers see the claims table alone
+                note(conn, "purge", gone)
+            vectors = [s for s in slots if s is not None]
+            self._zero_vectors("claims", vectors)
+        return {**counts, "claims": counts["claims"] + len(slots),
+                "embeddings": counts["embeddings"] + len(vectors)}
+
     def _scrub_turns(
         self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
     ) -> tuple[int, list[int]]:
