@@ -7,7 +7,9 @@ import asyncio
 import importlib
 import json
 import sys
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import pytest
 
@@ -17,20 +19,24 @@ from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
     AIMessage,
+    BaseMessage,
     ChatMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_openai_messages,
 )
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 
 from memvara import AsyncMemvara, InvalidArgumentError, InvalidTimeError, Memvara  # noqa: E402
+from memvara.redact import BasicRedactor  # noqa: E402
 from memvara.integrations.langchain import (  # noqa: E402
+    MESSAGE_PREDICATE,
     MemvaraChatMessageHistory,
     MemvaraRetriever,
 )
 
-from .conftest import JAN, JUN, MAR  # noqa: E402
+from .conftest import JAN, JUN, MAR, Clock  # noqa: E402
 
 
 @pytest.fixture
@@ -186,9 +192,15 @@ def test_the_history_is_a_langchain_history_that_learns_facts_and_reads_turns_ba
     assert [type(m) for m in messages] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
     assert [m.content for m in messages] == [
         "I live in Berlin", "Noted, Berlin.", "I work at Acme", "Got it."]
-    turns = mem.scope(session="chat-1").episodes()
-    assert [m.id for m in messages] == [t.id for t in turns]
-    facts = {(c.predicate, c.object) for c in mem.scope(session="chat-1").get_all()}
+    # Each message is a claim of the session's transcript, and a turn for add().
+    transcript = mem.scope(session="chat-1").get_all(predicate=MESSAGE_PREDICATE)
+    assert [m.id for m in messages] == [c.id for c in reversed(transcript)]
+    assert [(c.object, c.memory_type) for c in reversed(transcript)] == [
+        ("user", "episodic"), ("assistant", "episodic")] * 2
+    assert [t.content for t in mem.scope(session="chat-1").episodes()] == [
+        m.content for m in messages]
+    facts = {(c.predicate, c.object) for c in mem.scope(session="chat-1").get_all()
+             if c.predicate != MESSAGE_PREDICATE}
     assert facts == {("lives_in", "Berlin"), ("works_at", "Acme")}
     assert all(c.scope.session == "chat-1" for c in mem.scope(session="chat-1").get_all())
     assert history.last_receipt is not None
@@ -226,18 +238,154 @@ def test_each_role_comes_back_as_its_message_type(mem: Memvara) -> None:
     assert [type(m) for m in messages] == [
         SystemMessage, HumanMessage, ToolMessage, AIMessage, HumanMessage]
     assert messages[2].content == "42"
-    assert isinstance(messages[2], ToolMessage) and messages[2].tool_call_id == ""  # not kept
+    assert isinstance(messages[2], ToolMessage) and messages[2].tool_call_id == "call-1"
+    assert isinstance(messages[3], AIMessage) and messages[3].tool_calls == []
+    assert messages[1].name == "ana"
     assert messages[4].content == "I live in Rome\nand Paris"  # text parts only
     assert all(e.scope.user == "ana" and e.scope.session == "s"
                for e in mem.scope(user="ana", session="s").episodes())
 
 
-def test_a_repeated_turn_is_dropped_by_the_write_path_and_the_receipt_says_so(mem: Memvara) -> None:
+def test_a_repeated_turn_is_two_messages_and_one_turn_and_the_receipt_says_so(
+    mem: Memvara,
+) -> None:
     history = MemvaraChatMessageHistory(memory=mem, session_id="s")
     history.add_messages([HumanMessage("I live in Berlin")])
     history.add_messages([HumanMessage("I live in Berlin")])
-    assert [m.content for m in history.messages] == ["I live in Berlin"]
+    assert [m.content for m in history.messages] == ["I live in Berlin"] * 2
+    assert [t.content for t in mem.episodes(session="s")] == ["I live in Berlin"]
     assert history.last_receipt is not None and len(history.last_receipt.skipped) == 1
+
+
+def _replayable(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """``messages`` as OpenAI's chat API takes them, checked as it checks them: every
+    tool message answers a call of the assistant message just before its run of tool
+    messages, and every call is answered before the next other message."""
+    payload = convert_to_openai_messages(messages)
+    waiting: set[str] = set()
+    for entry in payload:
+        if entry["role"] == "tool":
+            assert entry["tool_call_id"] in waiting, entry
+            waiting.discard(entry["tool_call_id"])
+            continue
+        assert not waiting, f"calls {waiting} unanswered before {entry}"
+        waiting = {call["id"] for call in entry.get("tool_calls", [])}
+    assert not waiting
+    return payload
+
+
+def _tool_round(call_id: str) -> list[AIMessage | ToolMessage]:
+    return [AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Berlin"},
+                                       "id": call_id}]),
+            ToolMessage("sunny", tool_call_id=call_id, name="weather")]
+
+
+def test_tool_calls_and_their_answers_come_back_as_a_model_would_take_them(
+    mem: Memvara,
+) -> None:
+    # A tool message came back with tool_call_id="" and the assistant's call was gone,
+    # so a model API refused the replayed history. Two rounds of the same tool: the
+    # second call's message is empty and its answer repeats the first's, which add()
+    # skips as copies; the transcript keeps them.
+    history = MemvaraChatMessageHistory(memory=mem, session_id="s")
+    history.add_messages([HumanMessage("Weather in Berlin?"), *_tool_round("call-1"),
+                          AIMessage("Sunny."), HumanMessage("And now?")])
+    history.add_messages([*_tool_round("call-2"), AIMessage("Still sunny.")])
+    messages = history.messages
+    assert [type(m) for m in messages] == [HumanMessage, AIMessage, ToolMessage, AIMessage,
+                                           HumanMessage, AIMessage, ToolMessage, AIMessage]
+    call, answer = messages[5], messages[6]
+    assert isinstance(call, AIMessage) and call.tool_calls == [
+        {"name": "weather", "args": {"city": "Berlin"}, "id": "call-2", "type": "tool_call"}]
+    assert isinstance(answer, ToolMessage)
+    assert (answer.tool_call_id, answer.name, answer.content) == ("call-2", "weather", "sunny")
+    assert _replayable(messages)[5:7] == [
+        {"role": "assistant", "content": "", "tool_calls": [{
+            "type": "function", "id": "call-2",
+            "function": {"name": "weather", "arguments": '{"city": "Berlin"}'}}]},
+        {"role": "tool", "name": "weather", "tool_call_id": "call-2", "content": "sunny"}]
+    assert history.last_receipt is not None and [s.reason for s in history.last_receipt.skipped
+                                                 if s.reason == "duplicate"] == ["duplicate"] * 2
+
+
+def test_an_error_status_and_a_named_speaker_come_back(mem: Memvara) -> None:
+    history = MemvaraChatMessageHistory(memory=mem, session_id="s")
+    history.add_messages([
+        HumanMessage("I live in Rome", name="ana"),
+        AIMessage("", tool_calls=[{"name": "a", "args": {}, "id": "c1"},
+                                  {"name": "b", "args": {"n": [1, 2]}, "id": "c2"}]),
+        ToolMessage("boom", tool_call_id="c1", status="error"),
+        ToolMessage("ok", tool_call_id="c2"),
+    ])
+    human, _, failed, done = history.messages
+    assert human.name == "ana" and [c.object for c in mem.get_all(session="s")
+                                    if c.predicate == "lives_in"] == ["Rome"]
+    assert isinstance(failed, ToolMessage) and failed.status == "error"
+    assert isinstance(done, ToolMessage) and (done.status, done.name) == ("success", None)
+    _replayable(history.messages)
+
+
+def test_a_session_written_before_the_transcript_still_reads_and_goes_on(
+    mem: Memvara, clock: Clock,
+) -> None:
+    # Before, the history was the session's turns alone; a store written then reads as
+    # it did, and what is added now follows those turns.
+    mem.scope(session="s").add([{"role": "user", "content": "I live in Oslo"},
+                                {"role": "assistant", "content": "Noted."},
+                                {"role": "tool", "content": "42"}])
+    history = MemvaraChatMessageHistory(memory=mem, session_id="s")
+    old = history.messages
+    assert [(type(m), m.content) for m in old] == [
+        (HumanMessage, "I live in Oslo"), (AIMessage, "Noted."), (ToolMessage, "42")]
+    assert [m.id for m in old] == [t.id for t in mem.episodes(session="s")]
+    clock.advance(seconds=5)
+    history.add_messages([HumanMessage("Weather?"), *_tool_round("call-1")])
+    assert [m.content for m in history.messages] == [
+        "I live in Oslo", "Noted.", "42", "Weather?", "", "sunny"]
+    assert history.messages[:3] == old
+    mem.scope(session="s").add("said past the history")  # not through it: not a message
+    assert len(history.messages) == 6
+
+
+def test_an_empty_list_writes_nothing_and_a_broader_transcript_of_one_name_is_not_this_one(
+    mem: Memvara,
+) -> None:
+    history = MemvaraChatMessageHistory(memory=mem.scope(user="ana"), session_id="s")
+    history.add_messages([])
+    assert history.messages == [] and history.last_receipt is not None
+    # Ana's turns from before the transcript, then twenty messages of a session "s" at
+    # the root (visible from ana's scope, and the newest): her first transcript write
+    # still counts her own turns before it.
+    mem.scope(user="ana", session="s").add("I live in Oslo")
+    MemvaraChatMessageHistory(memory=mem, session_id="s").add_messages(
+        [HumanMessage(f"root {i}") for i in range(20)])
+    history.add_messages([HumanMessage("Weather?")])
+    assert [m.content for m in history.messages] == ["I live in Oslo", "Weather?"]
+
+
+def test_a_redactor_rewrites_what_the_transcript_keeps(clock: Clock) -> None:
+    with Memvara(clock=clock, redactor=BasicRedactor()) as memory:
+        history = MemvaraChatMessageHistory(memory=memory, session_id="s")
+        history.add_messages([HumanMessage("mail me at ana@example.com"),
+                              ToolMessage("sent to ana@example.com", tool_call_id="c1")])
+        texts = [m.content for m in history.messages]
+        assert all("ana@example.com" not in str(text) for text in texts), texts
+        assert all("ana@example.com" not in c.text for c in memory.get_all(session="s"))
+
+
+def test_tool_call_arguments_that_are_not_json_are_named_and_nothing_is_written(
+    mem: Memvara,
+) -> None:
+    history = MemvaraChatMessageHistory(memory=mem, session_id="s")
+    call = AIMessage("", tool_calls=[{"name": "a", "args": {"at": datetime(2026, 1, 1)},
+                                      "id": "c1"}])
+    with pytest.raises(InvalidArgumentError) as caught:
+        history.add_messages([HumanMessage("hi"), call])
+    assert caught.value.argument == "messages[1].tool_calls"
+    with pytest.raises(InvalidArgumentError) as caught:
+        history.add_messages([ToolMessage("42", tool_call_id="c\ud800")])
+    assert caught.value.argument == "messages[0].tool_call_id"
+    assert history.messages == [] and mem.episodes(session="s") == []
 
 
 @pytest.mark.parametrize(("messages", "argument"), [

@@ -57,6 +57,9 @@ class Core:
         self.embedder = embedder
         self.clock = clock
         self.llm = llm
+        self.redactor = redactor
+        """What every turn is rewritten by before it is stored (adapters that keep a
+        turn's text in a claim of their own rewrite it the same way)."""
         self.recorder = recorder
         self.writer = Writer(store, registry, embedder, clock)
         self.aliases: Aliases = self.writer.names

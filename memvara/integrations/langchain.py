@@ -11,21 +11,27 @@ What each keeps of memvara, and what LangChain's interface makes it lose:
   state, its four instants as ISO strings, the score and the explanation's one-line
   summary.
 * ``MemvaraChatMessageHistory`` keeps the write path (every turn goes through ``add()``,
-  so first-person facts are learned and superseded as usual) and loses the rest: a
-  ``list[BaseMessage]`` cannot say which message replaced which, when a fact held, or
-  which turn it came from. It is not a faithful transcript either, because ``add()``
-  may drop a turn: a repeat of a turn said moments ago (same role and text) is skipped
-  as a copy, a redactor rewrites text before it is stored, and a message's non-text content (images,
-  tool calls), its ``additional_kwargs`` and a tool message's ``tool_call_id`` are not
-  kept. ``last_receipt`` says what the latest write skipped.
+  so first-person facts are learned and superseded as usual) and a transcript of its
+  own, so a history with tool calls replays to a model: each message is a claim holding
+  its role, text, name, an assistant's tool calls (id, name, arguments) and a tool
+  message's ``tool_call_id`` and status, read back in the order added, a message
+  ``add()`` skipped as a copy included (``last_receipt`` says what the turns skipped).
+  It loses the rest: a ``list[BaseMessage]`` cannot say which message replaced which,
+  when a fact held, or which turn it came from; a redactor rewrites the text (the tool
+  calls' arguments are kept as given); non-text content (images), ``additional_kwargs``,
+  ``response_metadata`` and an assistant's ``invalid_tool_calls`` are not kept. A
+  session written when the history kept turns only reads as its turns (which keep no
+  call ids), and what is added later follows them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 try:
     from langchain_core.callbacks import (
@@ -40,6 +46,7 @@ try:
         ChatMessage,
         HumanMessage,
         SystemMessage,
+        ToolCall,
         ToolMessage,
     )
     from langchain_core.retrievers import BaseRetriever
@@ -48,11 +55,22 @@ except ImportError as exc:  # the extra is not installed
         "memvara.integrations.langchain needs langchain-core: pip install 'memvara[langchain]'"
     ) from exc
 
-from memvara import InvalidArgumentError, Memvara, ScopedMemvara, WriteReceipt
+from memvara import Claim, Episode, InvalidArgumentError, Memvara, PredicateSpec, ScopedMemvara
+from memvara import WriteReceipt
+from memvara.schema import Cardinality, Volatility
 
 from ._retrieval import TIME_KEYWORDS, MemoryHandle, check_memory, metadata, reading
 
-__all__ = ["MemvaraChatMessageHistory", "MemvaraRetriever"]
+__all__ = ["MESSAGE_PREDICATE", "MemvaraChatMessageHistory", "MemvaraRetriever"]
+
+MESSAGE_PREDICATE = "langchain_message"
+"""The predicate of the chat history's transcript claims: one message per slot, and a
+conversation goes stale in a week (``FAST``), as the memory's registry is told."""
+_MESSAGE_SPEC = PredicateSpec(MESSAGE_PREDICATE, Cardinality.ONE, Volatility.FAST)
+_MESSAGE, _EARLIER = "message", "turns_before"
+_LATEST = 16
+"""How many of the newest transcript claims a write reads to learn whether the session
+has a transcript yet."""
 
 _IGNORED = frozenset({"verbose"})  # LangChain's own invoke() option, handed on to every retriever
 
@@ -151,16 +169,23 @@ _ROLE_OF: tuple[tuple[type[BaseMessage], str], ...] = (
 
 
 class MemvaraChatMessageHistory(BaseChatMessageHistory):
-    """A LangChain chat history kept as memvara turns, in its own session scope.
+    """A LangChain chat history kept in memvara, in its own session scope.
 
     ``add_messages()`` hands the messages to ``add()`` in one call at the scope
     ``memory.scope(session=session_id)``, so the facts they state are learned (at that
-    scope) as with any other write. ``messages`` reads that session's stored turns back,
-    oldest first, each as the message type of its role (user ``HumanMessage``, assistant
-    ``AIMessage``, system ``SystemMessage``, tool ``ToolMessage``), with the turn's id as
-    the message id; turns a broader scope holds are not part of it. ``clear()`` purges
-    the session scope: its turns and the facts learned from them, irreversibly; the
-    broader memory is untouched. The module docstring lists what the write path drops.
+    scope) as with any other write, and keeps each message in the session's transcript:
+    one claim per message (predicate ``langchain_message``, ``episodic``) holding its
+    role, its text (rewritten by the memory's redactor, as the turn is), its name, an
+    assistant message's tool calls (id, name, arguments) and a tool message's
+    ``tool_call_id`` and status. ``messages`` reads the transcript back in the order
+    added, each message as the type of its role (user ``HumanMessage``, assistant
+    ``AIMessage``, system ``SystemMessage``, tool ``ToolMessage``) with its claim id as
+    the message id, so a tool call is followed by its answer as a model API requires,
+    however often ``add()`` skipped a repeated turn. A session written before the
+    transcript existed reads as its turns were read, and what is added later follows
+    them. ``clear()`` purges the session scope: its transcript, its turns and the facts
+    learned from them, irreversibly; the broader memory is untouched. The module
+    docstring lists what is not kept.
 
     Args:
         memory: a ``Memvara`` or ``ScopedMemvara`` (or an async twin); the session is
@@ -168,9 +193,11 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
         session_id: the session's name, a non-blank string.
 
     Raises:
-        InvalidArgumentError: a bad ``memory`` or ``session_id``; at ``add_messages()``,
-            an item that is not a message, or a ``ChatMessage`` whose role memvara does
-            not keep (``user``, ``assistant``, ``system``, ``tool``).
+        InvalidArgumentError: a bad ``memory`` or ``session_id``, or a registry in which
+            ``langchain_message`` already means something else; at ``add_messages()``, an
+            item that is not a message, a ``ChatMessage`` whose role memvara does not keep
+            (``user``, ``assistant``, ``system``, ``tool``), or tool call arguments that
+            are not JSON (nothing is written).
     """
 
     def __init__(self, memory: MemoryHandle, session_id: str) -> None:
@@ -181,33 +208,72 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
             self.memory = handle.scope(session=session_id)
         except InvalidArgumentError as exc:  # a NUL, say: named as this class's argument
             raise InvalidArgumentError("session_id", exc.problem) from None
+        self.memory.registry.register(_MESSAGE_SPEC)
         self.session_id = session_id
         self.last_receipt: WriteReceipt | None = None
         """What the latest ``add_messages()`` wrote and skipped (``None`` before one)."""
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]  # a read, not an attribute
-        """This session's stored turns, oldest first."""
-        own = self.memory.default_scope
-        return [_message(turn.role, turn.content, turn.id)
-                for turn in self.memory.episodes() if turn.scope == own]
+        """This session's messages, oldest first."""
+        kept = self._transcript()
+        earlier = cast(int, kept[0].meta.get(_EARLIER, 0)) if kept else None
+        turns = self._turns() if earlier is None or earlier else []
+        return [*(_message({"role": turn.role, "content": turn.content}, turn.id)
+                  for turn in turns[:earlier]),
+                *(_message(cast(dict[str, Any], claim.meta[_MESSAGE]), claim.id)
+                  for claim in kept)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Store the messages as this session's turns, in one ``add()``."""
+        """Store the messages as this session's turns, in one ``add()``, then in its
+        transcript."""
         if isinstance(messages, (BaseMessage, str)) or not isinstance(messages, Sequence):
             raise InvalidArgumentError("messages", f"expected a list of messages, got {type(messages).__name__}")
-        turns: list[dict[str, object]] = []
-        for i, message in enumerate(messages):
-            turn: dict[str, object] = {"role": _role(message, f"messages[{i}]"),
-                                       "content": _text(message.content)}
-            if message.name:
-                turn["name"] = message.name
-            turns.append(turn)
+        records = [_record(message, f"messages[{i}]") for i, message in enumerate(messages)]
+        turns: list[dict[str, object]] = [
+            {key: record[key] for key in ("role", "content", "name") if key in record}
+            for record in records]
+        # A session's first transcript claims say how many turns it held before them
+        # (written by this class before the transcript existed), so those still read.
+        earlier = None if self._begun() else len(self._turns())
         self.last_receipt = self.memory.add(turns)
+        if not records:
+            return
+        redactor = self.memory._core.redactor  # add() has checked what it returns
+        for record in records:
+            if redactor is not None:
+                record["content"] = redactor.redact(cast(str, record["content"]))
+        self.memory.remember_many([
+            Claim(f"{self.session_id} message {uuid.uuid4().hex}", MESSAGE_PREDICATE,
+                  cast(str, record["role"]), memory_type="episodic",
+                  text=cast(str, record["content"]).strip() or cast(str, record["role"]),
+                  meta={_MESSAGE: record} if earlier is None else {_MESSAGE: record,
+                                                                   _EARLIER: earlier})
+            for record in records])
 
     def clear(self) -> None:
-        """Erase this session's turns and the facts learned from them."""
+        """Erase this session's transcript, its turns and the facts learned from them."""
         self.memory.purge()
+
+    def _transcript(self) -> list[Claim]:
+        """The session's transcript claims, in the order written (the session's own scope
+        only: a read there also sees the broader scopes above it)."""
+        own = self.memory.default_scope
+        return [claim for claim in reversed(self.memory.get_all(predicate=MESSAGE_PREDICATE))
+                if claim.scope == own]
+
+    def _begun(self) -> bool:
+        """Whether the session has a transcript, from its newest few claims (all of them
+        only where a broader scope's transcript of the same name crowds them out)."""
+        own = self.memory.default_scope
+        latest = self.memory.get_all(predicate=MESSAGE_PREDICATE, limit=_LATEST)
+        if any(claim.scope == own for claim in latest):
+            return True
+        return len(latest) == _LATEST and bool(self._transcript())
+
+    def _turns(self) -> list[Episode]:
+        own = self.memory.default_scope
+        return [turn for turn in self.memory.episodes() if turn.scope == own]
 
 
 def _role(message: object, where: str) -> str:
@@ -232,11 +298,43 @@ def _text(content: str | list[str | dict[Any, Any]]) -> str:
     return "\n".join(part for part in parts if isinstance(part, str))
 
 
-def _message(role: str, text: str, turn_id: str) -> BaseMessage:
+def _record(message: BaseMessage, where: str) -> dict[str, object]:
+    """What the transcript keeps of a message: JSON, checked before anything is written."""
+    record: dict[str, object] = {"role": _role(message, where), "content": _text(message.content)}
+    if message.name:
+        record["name"] = message.name
+    if isinstance(message, AIMessage) and message.tool_calls:
+        record["tool_calls"] = _json([{"id": call["id"], "name": call["name"], "args": call["args"]}
+                                      for call in message.tool_calls], f"{where}.tool_calls")
+    if isinstance(message, ToolMessage):
+        record["tool_call_id"] = _json(message.tool_call_id, f"{where}.tool_call_id")
+        if message.status != "success":
+            record["status"] = message.status
+    return record
+
+
+def _json(value: object, where: str) -> object:
+    """``value`` if the store can keep it in a claim's metadata (JSON, valid Unicode);
+    else an error naming ``where``, raised before ``add()`` writes anything."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise InvalidArgumentError(where, f"not JSON-serializable text: {exc}") from None
+    return value
+
+
+def _message(record: dict[str, Any], message_id: str) -> BaseMessage:
+    """The message a transcript record (or a turn, as ``{"role", "content"}``) is."""
+    role, text, name = record["role"], record["content"], record.get("name")
     if role == "user":
-        return HumanMessage(content=text, id=turn_id)
+        return HumanMessage(content=text, id=message_id, name=name)
     if role == "assistant":
-        return AIMessage(content=text, id=turn_id)
+        calls = [ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call")
+                 for call in record.get("tool_calls", [])]
+        return AIMessage(content=text, id=message_id, name=name, tool_calls=calls)
     if role == "system":
-        return SystemMessage(content=text, id=turn_id)
-    return ToolMessage(content=text, id=turn_id, tool_call_id="")  # the call id is not kept
+        return SystemMessage(content=text, id=message_id, name=name)
+    # A turn written before the transcript existed kept no call id.
+    return ToolMessage(content=text, id=message_id, name=name,
+                       tool_call_id=record.get("tool_call_id", ""),
+                       status=record.get("status", "success"))
