@@ -331,6 +331,23 @@ def test_a_thread_that_ended_leaves_no_connection_open(store: PostgresStore) -> 
     assert mine.closed and all(conn.closed for conn in opened)
 
 
+def test_a_value_too_long_for_an_index_is_said_so_and_writes_nothing(dsn: str, schema: str) -> None:
+    # PostgreSQL's btree takes at most 2,704 bytes a row: a longer subject or object
+    # (that does not compress) is refused by the server, which is not a lost connection.
+    import base64
+    import random
+
+    long = base64.b64encode(random.Random(3).randbytes(2_400)).decode()
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        for subject, obj in (("alice", long), (long, "tea")):
+            with pytest.raises(StoreError, match="too long for PostgreSQL's index") as raised:
+                mem.remember(subject, "notes", obj)
+            assert "lost the connection" not in str(raised.value)
+        assert mem.count(states=STATES) == 0
+        mem.remember("alice", "notes", long[:2_000])  # the connection is fine
+        assert mem.count() == 1
+
+
 def test_a_statement_the_server_refuses_is_a_store_error(store: PostgresStore) -> None:
     turn = Episode(content="hello", role="user", recorded_at=NOW, id="e-given")
     store.insert_episodes([turn], np.ones((1, 3), np.float32))

@@ -17,6 +17,8 @@ scores with ``==``, and shows where they differ from the exact ranking.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import random
 from dataclasses import replace
@@ -216,6 +218,36 @@ def test_an_export_imports_into_the_other_backend_and_reads_the_same(
         store.restore([wrong], vector, [], vector[:0], [])
     assert store.restore([], vector[:0], [], vector[:0], [alias]) == {
         "claims": 0, "episodes": 0, "aliases": 0}  # the same alias, kept as it is
+
+
+def test_a_token_too_long_for_an_index_row_is_stored_and_found_as_on_sqlite(
+        pair: tuple[Memvara, Memvara], dsn: str, schema: str) -> None:
+    # A key, a hash or a blob pasted into a turn is one FTS5 token; PostgreSQL's btree
+    # takes at most 2,704 bytes a row, so the term tables keep a long one by its digest.
+    blob = base64.b64encode(random.Random(5).randbytes(2_400)).decode().translate(
+        str.maketrans("+/", "xy"))  # 3,200 characters that do not compress
+    for mem in pair:
+        mem.add(f"my api key is {blob} keep it")
+        mem.remember("bob", "key", "k1", text=f"key {blob[:2_600]}")  # just under the limit
+        mem.remember("carol", "key", "k2", text=f"key {blob} and tea")
+        mem.remember("dana", "likes", "tea")
+    lite, pg = pair
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    for terms in ([blob], [blob[:2_600]], [blob, "tea"], ["tea"], ["key"]):
+        found = lite.store.search_claims_text(Scope(), tq, STATES, None, terms, 5)
+        assert found and found == pg.store.search_claims_text(Scope(), tq, STATES, None, terms, 5)
+        assert (lite.store.search_episodes_text(Scope(), tq, terms[:1], 5)
+                == pg.store.search_episodes_text(Scope(), tq, terms[:1], 5))
+    assert [r.text for r in pg.search(blob, include_episodes=True)] == [
+        r.text for r in lite.search(blob, include_episodes=True)]
+    assert pg.erase(pg.get_all(subject="carol")[0].id)
+    assert pg.store.search_claims_text(Scope(), tq, STATES, None, [blob], 5) == []
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:  # its count went with it; the turn's is kept
+        held = conn.execute(f"SELECT tbl, sum(docs) FROM {schema}.term_stats WHERE term = %s"
+                            " GROUP BY tbl", ["#" + hashlib.sha256(blob.lower().encode()).hexdigest()])
+        assert held.fetchall() == [("episodes", 1)]
 
 
 def test_similarities_agree_and_skip_what_they_cannot_score(pair: tuple[Memvara, Memvara]) -> None:

@@ -192,6 +192,11 @@ class Connections:
             errors = self._pg.errors
             if isinstance(exc, (errors.LockNotAvailable, errors.DeadlockDetected)):
                 raise StoreLockedError(f"{self._where}: {exc}") from exc
+            if isinstance(exc, errors.ProgramLimitExceeded):  # an OperationalError, not a drop
+                raise StoreError(
+                    f"{self._where}: a value is too long for PostgreSQL's index (a subject,"
+                    " object, source, alias or id over ~2,600 bytes that does not compress);"
+                    f" the transaction was rolled back whole: {exc}") from exc
             if isinstance(exc, self._pg.OperationalError):
                 raise StoreError(
                     f"lost the connection to PostgreSQL at {self._where}; the transaction"

@@ -12,20 +12,37 @@ phrases in order, so the scores are the same doubles.
 One difference: a query word FTS5 splits into several tokens (``don't`` is ``don``
 ``t``) is a phrase to FTS5, matched only where its tokens stand side by side; here a row
 matches it when it holds all of them, with the smallest of their counts.
+
+A token longer than ``MAX_TERM_BYTES`` (a key, a hash or a blob pasted into a turn) is
+kept, and looked up, as ``#`` and its SHA-256: PostgreSQL's btree refuses an index row of
+more than 2,704 bytes, and FTS5 never makes a token holding ``#``, so the stand-in still
+matches that token and only it, counted as FTS5 counts it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 from collections.abc import Sequence
 
 from ._schema import TERM_TABLES
 
-__all__ = ["TOKENIZER", "Tokenizer", "bm25_sql"]
+__all__ = ["MAX_TERM_BYTES", "TOKENIZER", "Tokenizer", "bm25_sql", "term"]
+
+MAX_TERM_BYTES = 2_600
+"""The longest token (in UTF-8) the term tables keep as it is; see the module docstring."""
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """The SQLite store's FTS5 tokenizer (``store/sqlite/_migrations.py``)."""
+
+
+def term(token: str) -> str:
+    """How the term tables hold ``token``: as it is, or its digest if it is too long."""
+    if len(token) * 4 <= MAX_TERM_BYTES:  # short enough in any encoding: the usual case
+        return token
+    data = token.encode()
+    return token if len(data) <= MAX_TERM_BYTES else "#" + hashlib.sha256(data).hexdigest()
 
 
 class Tokenizer:
@@ -43,9 +60,9 @@ class Tokenizer:
         with self._lock:
             self._conn.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
                                    [(i + 1, text) for i, text in enumerate(texts)])
-            for doc, term, count in self._conn.execute(
+            for doc, token, count in self._conn.execute(
                     "SELECT doc, term, count(*) FROM v GROUP BY doc, term"):
-                found[doc - 1][term] = count
+                found[doc - 1][term(token)] = count
             self._conn.execute("DELETE FROM t")
         return found
 
@@ -54,9 +71,9 @@ class Tokenizer:
         found: list[list[str]] = [[] for _ in terms]
         with self._lock:
             self._conn.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
-                                   [(i + 1, term) for i, term in enumerate(terms)])
-            for doc, term in self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
-                found[doc - 1].append(term)
+                                   [(i + 1, word) for i, word in enumerate(terms)])
+            for doc, token in self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+                found[doc - 1].append(term(token))
             self._conn.execute("DELETE FROM t")
         return found
 
