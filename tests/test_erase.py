@@ -8,12 +8,14 @@ and scan every file the store left on disk as bytes.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from memvara import Claim, Episode, Memvara, SQLiteStore
+from memvara.llm import NullLLM
 from memvara.store import STATES
 
 from .conftest import NOW, Clock, embed_all
@@ -158,3 +160,17 @@ def test_erase_with_sources_keeps_a_turn_another_claim_still_cites(mem: Memvara)
     counts = mem.store.erase_claim(lives.id, mem.default_scope, sources=True)
     assert counts["claims"] == 1 and counts["episodes"] == 0
     assert mem.store.get_episode(works.sources[0], mem.default_scope) is not None
+
+
+def test_an_archived_claim_erased_leaves_no_byte_in_the_file(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "m.db"
+    with Memvara(str(path), clock=clock, llm=NullLLM()) as mem:
+        old = mem.remember("maya", "lives_in", "Quixotown").added[0]
+        clock.advance(days=1)
+        mem.remember("maya", "lives_in", "Faro")
+        clock.advance(days=100)
+        assert mem.prune(timedelta(days=1))["ended"] == 1
+        assert b"quixotown" in b"".join(p.read_bytes() for p in tmp_path.iterdir()).lower()
+        assert mem.erase(old.id)
+        assert b"quixotown" not in b"".join(p.read_bytes() for p in tmp_path.iterdir()).lower()

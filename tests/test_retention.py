@@ -277,3 +277,18 @@ def test_purge_erases_the_scopes_archived_claims_too(mem: Memvara, clock: Clock)
     assert [(r[3], json.loads(r[4]).get("notes")) for r in log] == [
         ("purge", [{"purge": {"archived": 1, "evidence": 0, "reviews": 0}}])]
     assert mem.verify().ok
+
+
+def test_erase_reaches_an_archived_claim(mem: Memvara, clock: Clock) -> None:
+    """The guide sends a user who wants an archived claim's text gone to erase(); it
+    answered False (no claim) and the row stayed in the archive, restorable."""
+    porto = mem.remember("maya", "lives_in", "Porto").added[0]
+    clock.advance(days=1)
+    mem.remember("maya", "lives_in", "Faro")
+    clock.advance(days=100)
+    assert mem.prune(timedelta(days=1))["ended"] == 1
+    assert mem.erase(porto.id, actor="dpo") is True
+    assert mem.archived() == [] and mem.restore_archived() == [] and mem.why(porto.id) is None
+    last = mem.store.log_records(0, 100)[-1]  # type: ignore[attr-defined]
+    assert last[2:4] == ("dpo", "erase") and int(porto.id[1:].split("-")[0]) in json.loads(last[4])["erased"]
+    assert mem.erase(porto.id) is False and mem.verify().ok

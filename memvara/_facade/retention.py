@@ -8,17 +8,30 @@ from datetime import timedelta
 
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg, resolve_time
-from .._domain.model import STATES, Claim
+from .._domain.model import STATES, Claim, Scope
 from .._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from ..schema import Cardinality
 from ..store.base import ArchiveStore, Store
 from .core import Handle
 from .governance import check_actor, logged
 
-__all__ = ["RetentionAPI"]
+__all__ = ["RetentionAPI", "erase_even_archived"]
 
 _FLOOR = -(2**62)
 """The earliest cutoff handed to the store (a 64-bit integer in SQL)."""
+
+
+def erase_even_archived(store: Store, claim_id: str, scope: Scope, sources: bool) -> bool:
+    """``erase_claim``, reaching a claim ``prune()`` archived in ``scope``'s subtree too
+    (put back and erased in one transaction): whether a claim was erased."""
+    with store.transaction():
+        if store.erase_claim(claim_id, scope, sources=sources)["claims"]:
+            return True
+        if not isinstance(store, ArchiveStore) or all(
+                claim.id != claim_id for claim, _ in store.archived_claims(scope)):
+            return False
+        store.restore_archived(scope, [claim_id])
+        return store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
 
 
 def _archive_of(store: Store) -> ArchiveStore:

@@ -20,6 +20,7 @@ from .._write.consolidate import consolidate as consolidate_store
 from .._write.corrections import check_conflict, revert
 from .core import Handle
 from .governance import check_actor, logged, logged_call
+from .retention import erase_even_archived
 
 __all__ = ["WriteAPI"]
 
@@ -453,7 +454,8 @@ class WriteAPI(Handle):
         """Remove one claim irreversibly: the row, its text index entry and its vector.
 
         With ``sources=True`` the episodes it cites go too, unless another surviving
-        claim still cites them. Not a retirement: nothing of it remains to read.
+        claim still cites them. Not a retirement: nothing of it remains to read. A claim
+        ``prune()`` archived (in this scope's subtree) is erased from the archive.
 
         Returns:
             ``True`` if a claim was erased, ``False`` if none is visible under that id.
@@ -463,7 +465,7 @@ class WriteAPI(Handle):
         if not isinstance(sources, bool):
             raise InvalidArgumentError("sources", "must be True or False")
         with logged(self._core, "erase", scope, actor):
-            erased = self._core.store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
+            erased = erase_even_archived(self._core.store, claim_id, scope, sources)
         self._core.retriever.forget_waiting()  # no vector a search computed outlives its row
         return erased
 
