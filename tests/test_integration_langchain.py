@@ -202,6 +202,13 @@ def test_the_history_is_a_langchain_history_that_learns_facts_and_reads_turns_ba
     facts = {(c.predicate, c.object) for c in mem.scope(session="chat-1").get_all()
              if c.predicate != MESSAGE_PREDICATE}
     assert facts == {("lives_in", "Berlin"), ("works_at", "Acme")}
+    # A search at the session's scope finds the transcript beside the facts; asking for
+    # semantic claims leaves it out.
+    session = mem.scope(session="chat-1")
+    assert sorted(h.text for h in session.search("Berlin")) == [
+        "I live in Berlin", "Noted, Berlin.", "user lives in Berlin"]
+    assert [h.text for h in session.search("Berlin", memory_types=["semantic"])] == [
+        "user lives in Berlin"]
     assert all(c.scope.session == "chat-1" for c in mem.scope(session="chat-1").get_all())
     assert history.last_receipt is not None
     assert [c.object for c in history.last_receipt.added] == []  # "Got it." states nothing

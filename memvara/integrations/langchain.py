@@ -181,9 +181,10 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
     added, each message as the type of its role (user ``HumanMessage``, assistant
     ``AIMessage``, system ``SystemMessage``, tool ``ToolMessage``) with its claim id as
     the message id, so a tool call is followed by its answer as a model API requires,
-    however often ``add()`` skipped a repeated turn. A session written before the
-    transcript existed reads as its turns were read, and what is added later follows
-    them. ``clear()`` purges the session scope: its transcript, its turns and the facts
+    however often ``add()`` skipped a repeated turn. A search at the session's scope
+    finds the transcript's claims beside the facts (``memory_types=["semantic"]`` leaves
+    them out). A session written before the transcript existed reads as its turns were
+    read, and what is added later follows them. ``clear()`` purges the session scope: its transcript, its turns and the facts
     learned from them, irreversibly; the broader memory is untouched. The module
     docstring lists what is not kept.
 
