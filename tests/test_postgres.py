@@ -292,13 +292,24 @@ def test_a_connection_dropped_mid_write_writes_nothing(dsn: str, store: Postgres
         store.find_claims(Scope(), tq, STATES)[0].id]
 
 
+def test_a_writer_dropped_while_idle_is_replaced_by_the_next_write(
+        dsn: str, store: PostgresStore) -> None:
+    tq = TimeQuery(known_at=2**62, valid_at=None)
+    store.insert_claims([claim("Alice", "Berlin", NOW)], None)
+    admin(dsn, f"SELECT pg_terminate_backend({store._writer.info.backend_pid})")
+    store.insert_claims([claim("Bob", "Paris", NOW)], None)  # nothing was lost: no error
+    assert sorted(c.object for c in store.find_claims(Scope(), tq, STATES)) == ["Berlin", "Paris"]
+
+
 def test_a_dropped_reader_is_replaced_at_the_next_read(dsn: str, store: PostgresStore) -> None:
+    # Dropped while idle (a server restart, an idle timeout, pg_terminate_backend): the
+    # next read runs on a fresh connection instead of failing once.
     tq = TimeQuery(known_at=2**62, valid_at=None)
     assert store.count_claims(Scope(), tq, STATES) == 0
-    admin(dsn, f"SELECT pg_terminate_backend({store._reader().info.backend_pid})")
-    with pytest.raises(StoreError, match="lost the connection"):
-        store.count_claims(Scope(), tq, STATES)
+    dropped = store._reader()
+    admin(dsn, f"SELECT pg_terminate_backend({dropped.info.backend_pid})")
     assert store.count_claims(Scope(), tq, STATES) == 0
+    assert dropped.closed and store._reader() is not dropped
     with pytest.raises(StoreError, match="lost the connection"):
         with store.snapshot():  # dropped inside a snapshot: it ends without a COMMIT
             admin(dsn, f"SELECT pg_terminate_backend({store._reader().info.backend_pid})")

@@ -227,10 +227,18 @@ class Connections:
         return conn
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
-        """The rows of a read."""
+        """The rows of a read; once more on a fresh connection if this thread's reader
+        had dropped (a server restart, an idle timeout), as a read changes nothing. Not
+        inside a write or a snapshot, whose transaction went with the connection."""
         conn = self._reader()
+        try:
+            with self._translated():
+                return list(conn.execute(sql, params).fetchall())
+        except StoreError:
+            if not conn.closed or conn is self._writer or getattr(self._local, "snapshot", False):
+                raise
         with self._translated():
-            return list(conn.execute(sql, params).fetchall())
+            return list(self._reader().execute(sql, params).fetchall())
 
     def _exec(self, conn: Any, sql: str, params: Sequence[object] = ()) -> Any:
         """Run one statement of a write on ``conn``; its cursor."""
@@ -265,9 +273,10 @@ class Connections:
                     f"schema {self._schema!r} at {self._where} was opened read-only:"
                     " it answers reads and refuses every write")
             depth = self._depth
-            if depth == 0 and self._writer.closed:  # dropped earlier: a fresh one
-                self._writer = self._connect()
-            self._exec(self._writer, "BEGIN" if depth == 0 else f"SAVEPOINT sp{depth}")
+            if depth == 0:
+                self._begin()
+            else:
+                self._exec(self._writer, f"SAVEPOINT sp{depth}")
         except BaseException:
             self._lock.release()
             raise
@@ -280,6 +289,19 @@ class Connections:
             raise
         else:
             self._end(depth, marks, failed=False)
+
+    def _begin(self) -> None:
+        """``BEGIN`` on the writer; on a fresh connection if it had dropped since its last
+        transaction (a server restart, an idle timeout): nothing of this one was sent yet,
+        so trying once more loses nothing."""
+        if not self._writer.closed:
+            try:
+                self._exec(self._writer, "BEGIN")
+                return
+            except StoreError:
+                self._writer.close()
+        self._writer = self._connect()
+        self._exec(self._writer, "BEGIN")
 
     def _end(self, depth: int, marks: tuple[int, int], *, failed: bool) -> None:
         try:
