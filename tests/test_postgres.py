@@ -310,6 +310,9 @@ def test_a_dropped_reader_is_replaced_at_the_next_read(dsn: str, store: Postgres
     admin(dsn, f"SELECT pg_terminate_backend({dropped.info.backend_pid})")
     assert store.count_claims(Scope(), tq, STATES) == 0
     assert dropped.closed and store._reader() is not dropped
+    admin(dsn, f"SELECT pg_terminate_backend({store._reader().info.backend_pid})")
+    with store.snapshot():  # a snapshot opened on a dropped reader: on a fresh one too
+        assert store.count_claims(Scope(), tq, STATES) == 0
     with pytest.raises(StoreError, match="lost the connection"):
         with store.snapshot():  # dropped inside a snapshot: it ends without a COMMIT
             admin(dsn, f"SELECT pg_terminate_backend({store._reader().info.backend_pid})")

@@ -487,7 +487,12 @@ class Connections:
         if conn is self._writer or getattr(self._local, "snapshot", False):
             yield
             return
-        self._exec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        try:
+            self._exec(conn, begin)
+        except StoreError:  # dropped while idle: nothing was read yet, so on a fresh one
+            conn = self._reader()
+            self._exec(conn, begin)
         self._local.snapshot = True
         try:
             yield
