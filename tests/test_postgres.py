@@ -220,6 +220,26 @@ def test_a_server_without_pgvector_says_how_to_install_it(dsn: str) -> None:
     admin(dsn, "DROP DATABASE memvara_novector", "DROP ROLE memvara_plain")
 
 
+def test_a_role_that_may_only_read_is_told_to_open_read_only(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        mem.remember("alice", "likes", "tea")
+    admin(dsn, "DROP ROLE IF EXISTS memvara_reader", "CREATE ROLE memvara_reader LOGIN PASSWORD 'r'",
+          f"GRANT USAGE ON SCHEMA {schema} TO memvara_reader",
+          f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO memvara_reader")
+    reader = psycopg.conninfo.make_conninfo(dsn, user="memvara_reader", password="r")
+    try:
+        with pytest.raises(StoreError, match="permission denied.*read_only=True"):
+            PostgresStore(reader, schema=schema)
+        with Memvara(store=PostgresStore(reader, schema=schema, read_only=True), llm=NullLLM()) as mem:
+            assert [c.object for c in mem.get_all()] == ["tea"] and mem.verify().ok
+            assert [r.text for r in mem.search("tea")] == ["alice likes tea"]
+    finally:
+        admin(dsn, f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM memvara_reader",
+              f"REVOKE ALL ON SCHEMA {schema} FROM memvara_reader", "DROP ROLE memvara_reader")
+
+
 def test_a_schema_from_a_newer_memvara_is_refused(dsn: str, schema: str) -> None:
     PostgresStore(dsn, schema=schema).close()
     admin(dsn, f"UPDATE {schema}.store_meta SET value = '99' WHERE key = 'schema_version'")

@@ -201,6 +201,9 @@ class Connections:
                 raise StoreError(
                     f"lost the connection to PostgreSQL at {self._where}; the transaction"
                     f" was rolled back whole: {exc}") from exc
+            if isinstance(exc, errors.InsufficientPrivilege) and not self._read_only:
+                raise StoreError(f"{self._where}: {exc} (a role that may only read opens the"
+                                 " store with read_only=True)") from exc
             raise StoreError(f"{self._where}: {exc}") from exc
 
     # -- connections --------------------------------------------------------------
