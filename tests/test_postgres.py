@@ -554,6 +554,26 @@ def test_many_writer_processes_keep_every_write_and_one_live_value(
             assert len(live) == 1, known
 
 
+def test_a_batch_locks_every_slot_it_writes_before_it_writes_any(dsn: str, schema: str) -> None:
+    # A batch writes a slot it holds twice one claim at a time, after the rest: if it
+    # locked that slot only then, two batches over the same slots in another order
+    # would each hold one lock and wait for the other's (deadlock detected, a failed
+    # write). A trigger notes how many advisory locks the writer held when the batch's
+    # first claim row went in: all of them, across scopes too.
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
+              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
+              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
+              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NEW; END $$",
+              f"CREATE TRIGGER note_locks BEFORE INSERT ON {schema}.claims"
+              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        u1, u2 = Scope(user="u1"), Scope(user="u2")
+        mem.remember_many([Claim("y", "lives_in", "Oslo", scope=u2), Claim("x", "lives_in", "Rome", scope=u1),
+                           Claim("x", "lives_in", "Bonn", scope=u1), Claim("z", "lives_in", "Kyiv", scope=u2)])
+        assert admin(dsn, f"SELECT locks FROM {schema}.held")[0] == (3,)  # x, y and z
+        assert [c.object for c in mem.get_all(user="u1")] == ["Bonn"]
+
+
 def planned_rows(dsn: str, schema: str, table: str) -> float:
     """What the planner believes ``table`` holds (``-1``: it has no statistics yet)."""
     ((rows,),) = admin(dsn, f"SELECT reltuples FROM pg_class WHERE oid = '{schema}.{table}'::regclass")

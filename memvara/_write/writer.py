@@ -278,8 +278,8 @@ class Writer:
             scope: {slot for slot, n in Counter(slots).items() if n > 1}
             for scope, slots in slots_of.items()
         }
-        existing = self._slot_claims(
-            {scope: set(slots) - repeated[scope] for scope, slots in slots_of.items()},
+        existing = self._slot_claims(  # all (PostgreSQL locks them here), scopes in one order
+            {scope: set(slots_of[scope]) for scope in sorted(slots_of, key=repr)},
             min(to_micros(claim.valid_from, "valid_from") for claim in claims),
         )
         batch: list[tuple[int, str, Settlement | None]] = []  # one insert for all
