@@ -8,6 +8,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
+from .._domain import args as _args
 from .._domain.ledger import LogReport, default_actor, parse_anchor
 from .._domain.model import Scope
 from .._errors import InvalidArgumentError, StoreError
@@ -30,7 +31,7 @@ def check_actor(actor: object, scope: Scope) -> str:
     if not isinstance(actor, str) or not actor.strip() or len(actor) > MAX_ACTOR:
         raise InvalidArgumentError(
             "actor", f"expected a non-blank name of at most {MAX_ACTOR} characters, got {actor!r:.40}")
-    return actor
+    return _args.check_text(actor, "actor")  # no lone surrogate, no NUL: stored in the log
 
 
 _LOGGING: dict[type, bool] = {}
