@@ -207,3 +207,17 @@ def test_purge_erases_the_scopes_reviews_and_evidence(mem: Memvara) -> None:
     assert mem.reviews(user="u1") == [] and [r.id for r in mem.reviews()] == [kept.id]  # type: ignore[union-attr]
     again = mem.observe("maya", "likes", "tea", support=["a"], user="u1")
     assert (again.grounds, again.echoes) == (1, 0)  # its evidence went: "a" is no echo
+
+
+def test_a_value_is_not_marked_as_contested_by_itself(mem: Memvara) -> None:
+    """A later write gave the slot the contested value before any resolve(): reads
+    said "Maya lives in Lisbon (under review: contested by 'lisbon')"."""
+    rid = contested_porto(mem)
+    mem.remember("Maya", "lives_in", "Lisbon")
+    hit = mem.search("where does Maya live")[0]
+    assert hit.claim is not None and hit.claim.object == "Lisbon" and hit.review is None
+    assert "under review" not in mem.recall("Maya live")
+    other = mem.observe("Maya", "lives_in", "Faro", support=["a", "b"]).review
+    assert other is not None and [r.id for r in mem.reviews()] == [rid, other.id]
+    marked = mem.search("where does Maya live")[0].review  # another open review still says so
+    assert marked is not None and marked.id == other.id

@@ -46,19 +46,24 @@ def _reviews_of(store: Store) -> ReviewStore:
 
 def contested(core: Core, scope: Scope, results: Sequence[Retrieved]) -> list[Retrieved]:
     """``results`` with each claim whose slot is under review (a review visible from
-    ``scope``) marked with it; one small read, none for a store without reviews."""
+    ``scope``, of another value than the claim's) marked with it; one small read, none
+    for a store without reviews."""
     store = core.store
     if not results or not isinstance(store, ReviewStore):
         return list(results)
     open_ones = store.reviews(scope, visible=True)
     if not open_ones:
         return list(results)
-    by_slot: dict[tuple[str, str], Review] = {}
+    by_slot: dict[tuple[str, str], list[Review]] = {}
     for review in open_ones:
-        by_slot.setdefault((entity_key(review.subject), review.predicate), review)
-    return [r if r.claim is None else replace(
-        r, review=by_slot.get((entity_key(r.claim.subject), r.claim.predicate)))
-        for r in results]
+        by_slot.setdefault((entity_key(review.subject), review.predicate), []).append(review)
+
+    def against(claim: Claim) -> Review | None:  # not the value the claim holds itself
+        held = (entity_key(claim.object), claim.polarity)
+        return next((review for review in by_slot.get((entity_key(claim.subject), claim.predicate), ())
+                     if (entity_key(review.object), review.polarity) != held), None)
+
+    return [r if r.claim is None else replace(r, review=against(r.claim)) for r in results]
 
 
 class ReviewAPI(Handle):
