@@ -574,6 +574,43 @@ def test_a_batch_locks_every_slot_it_writes_before_it_writes_any(dsn: str, schem
         assert [c.object for c in mem.get_all(user="u1")] == ["Bonn"]
 
 
+def test_an_erase_waits_for_a_writer_settling_the_claims_slot(dsn: str, schema: str) -> None:
+    # A writer reads a slot under its lock and then ends or retires what it read; an
+    # erase deleting one of those rows in between failed that write ("claim ... is not
+    # in the store"). The erase takes the slot's lock first: a trigger notes the
+    # advisory locks it held as it deleted the row.
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        cid = mem.remember("alice", "lives_in", "Oslo", user="u1").added[0].id
+        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
+              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
+              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
+              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN OLD; END $$",
+              f"CREATE TRIGGER note_locks BEFORE DELETE ON {schema}.claims"
+              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        assert mem.erase(cid, user="u1") and not mem.erase(cid, user="u1")
+        assert admin(dsn, f"SELECT locks FROM {schema}.held") == [(1,)]
+        assert mem.count(states=STATES, user="u1") == 0
+
+
+def test_a_revert_locks_the_slots_before_it_retires_the_mistake(dsn: str, schema: str) -> None:
+    # A revert retired the mistake's row, then locked the slot to restore what it
+    # closed: the reverse of an erase or a writer (slot, then row), so the two could
+    # deadlock. A trigger notes the advisory locks held at each update of a claim row.
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        mem.remember("alice", "lives_in", "Oslo")
+        mistake = mem.remember("alice", "lives_in", "Rome").added[0]
+        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
+              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
+              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
+              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
+              f"CREATE TRIGGER note_locks BEFORE UPDATE ON {schema}.claims"
+              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        assert [c.object for c in mem.revert(mistake.id).added] == ["Oslo"]
+        held = admin(dsn, f"SELECT locks FROM {schema}.held")
+        assert held and all(n == (1,) for n in held), held
+        assert [c.object for c in mem.get_all()] == ["Oslo"]
+
+
 def planned_rows(dsn: str, schema: str, table: str) -> float:
     """What the planner believes ``table`` holds (``-1``: it has no statistics yet)."""
     ((rows,),) = admin(dsn, f"SELECT reltuples FROM pg_class WHERE oid = '{schema}.{table}'::regclass")

@@ -50,7 +50,20 @@ def revert(writer: Writer, store: Store, scope: Scope, claim_id: object) -> Writ
     at = max(now, to_micros(mistake.recorded_at, "recorded_at"),
              *(to_micros(c.recorded_at, "recorded_at") for c in closed))
     restored = [(c, _copy(c, _end_before(store, scope, c), mistake.id, at)) for c in closed]
-    return writer.restore(mistake, restored, at)
+    with store.transaction():  # the slots before any row, as every writer takes them
+        _lock_slots(writer, store, [mistake, *(copy for _, copy in restored)])
+        return writer.restore(mistake, restored, at)
+
+
+def _lock_slots(writer: Writer, store: Store, claims: list[Claim]) -> None:
+    """Look up (a store that locks in a write, PostgreSQL, locks) the slots of
+    ``claims``, scope by scope in one order: restoring then takes no slot lock after it
+    has changed a row, which an erase of that row, holding the slot, would wait for."""
+    slots: dict[Scope, set[tuple[str, str]]] = {}
+    for claim in claims:
+        slots.setdefault(claim.scope, set()).add((writer.key_of(claim.scope, claim.subject), claim.predicate))
+    for held in sorted(slots, key=repr):
+        store.slot_claims(held, slots[held])
 
 
 def _end_before(store: Store, scope: Scope, closed: Claim) -> int | None:

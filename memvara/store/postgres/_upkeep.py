@@ -25,7 +25,7 @@ from ..base import SweepWindow
 from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
 from ._reads import Reads
-from ._writes import _LINK, CLAIM_COLUMNS
+from ._writes import _LINK, CLAIM_COLUMNS, LOCK_SLOT, slot_lock
 
 __all__ = ["Upkeep"]
 
@@ -152,6 +152,11 @@ class Upkeep(Reads):
         counts = dict.fromkeys(("claims", "episodes", "embeddings", "sources"), 0)
         where, params = _sql.scope_visible(scope)
         with self._writing() as conn:
+            slot = self._exec(conn, "SELECT s_tenant, s_user, s_agent, s_session, subject_key,"
+                              f" predicate FROM claims WHERE rowid = %s AND id = %s AND {where}",
+                              [claim_rowid(claim_id), claim_id, *params]).fetchone()
+            if slot is not None:  # its slot first, as a writer settling it: none is mid-settle
+                self._exec(conn, LOCK_SLOT, [slot_lock(self._schema, slot[:4], slot[4:])])
             row = self._exec(conn, f"SELECT sources FROM claims WHERE rowid = %s AND id = %s"
                              f" AND {where} FOR UPDATE",
                              [claim_rowid(claim_id), claim_id, *params]).fetchone()

@@ -34,7 +34,7 @@ from ._connect import Connections
 from ._schema import TERM_TABLES
 from ._text import Tokenizer
 
-__all__ = ["CLAIM_COLUMNS", "Writes", "content_hash"]
+__all__ = ["CLAIM_COLUMNS", "LOCK_SLOT", "Writes", "content_hash", "slot_lock"]
 
 CLAIM_COLUMNS = (
     "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
@@ -115,6 +115,16 @@ def episode_of(row: Sequence[Any]) -> Episode:
     return Episode(content=content, role=role, ts=from_micros(ts),
                    recorded_at=from_micros(recorded),
                    scope=scope_of(tenant, user, agent, session), id=eid)
+
+
+LOCK_SLOT = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+"""Lock one slot (``slot_lock``) until the transaction ends."""
+
+
+def slot_lock(schema: str, levels: Sequence[str], slot: Sequence[str]) -> str:
+    """The key of a slot's advisory lock: its schema, scope levels, subject key and
+    predicate (the lock every writer settling the slot takes, in their sorted order)."""
+    return "\x1f".join((schema, *levels, *slot))
 
 
 class Writes(Connections):
@@ -240,7 +250,7 @@ class Writes(Connections):
             where += " AND (valid_to IS NULL OR valid_to > %s)"
             params.append(ending_after)
         if self._owner == threading.get_ident():  # a write's settling: lock the slots first
-            locks = sorted("\x1f".join((self._schema, *levels, *slot)) for slot in found)
+            locks = sorted(slot_lock(self._schema, levels, slot) for slot in found)
             self._exec(self._writer, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
                        " FROM unnest(%s::text[]) AS k ORDER BY k", [locks])
         keys = list(found)  # outside a write (a preview): a plain read, no lock
