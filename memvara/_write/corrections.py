@@ -61,7 +61,8 @@ def _lock_slots(writer: Writer, store: Store, claims: list[Claim]) -> None:
     has changed a row, which an erase of that row, holding the slot, would wait for."""
     slots: dict[Scope, set[tuple[str, str]]] = {}
     for claim in claims:
-        slots.setdefault(claim.scope, set()).add((writer.key_of(claim.scope, claim.subject), claim.predicate))
+        key = writer.key_of(claim.scope, claim.subject)
+        slots.setdefault(claim.scope, set()).add((key, claim.predicate))
     for held in sorted(slots, key=repr):
         store.slot_claims(held, slots[held])
 
