@@ -122,6 +122,23 @@ def test_a_claim_written_unlogged_or_unnamed_has_its_scopes_default_actor(tmp_pa
         assert [r[0] for r in records(mem)] == [1] and mem.verify().ok
 
 
+def test_a_claim_an_unlogged_process_wrote_is_not_credited_to_the_next_logged_writer(
+        tmp_path: Path, clock: Clock) -> None:
+    """The next logged record names the unlogged process's claim as added, so that it
+    is in the log at all; why() credited it to that record's actor ("bob" wrote Xavier)."""
+    path = str(tmp_path / "m.db")
+    with Memvara(store=SQLiteStore(path), clock=clock, llm=NullLLM()) as mem, \
+            Memvara(store=SQLiteStore(path, write_log=False), clock=clock, llm=NullLLM()) as ghost:
+        mem.remember("seed", "likes", "tea")
+        unlogged = ghost.remember("xavier", "likes", "tea", actor="ghost").added[0]
+        logged_one = mem.remember("yves", "likes", "jazz", actor="bob").added[0]
+        assert records(mem)[-1][2:4] == ("bob", "remember")
+        assert records(mem)[-1][4] == {"added": [3, 2]}  # both named, so neither is missing
+        why_unlogged, why_logged = mem.why(unlogged.id), mem.why(logged_one.id)
+        assert why_unlogged is not None and why_unlogged.actor == ""  # no record names its actor
+        assert why_logged is not None and why_logged.actor == "bob"
+
+
 def test_queued_adds_and_retries_are_logged_on_the_thread_that_runs_them(clock: Clock) -> None:
     llm = FakeLLM({"I moved to Porto last week.": [("user", "lives_in", "Porto")],
                    "We also got a dog, Rex.": [("maya", "has_pet", "Rex")]})

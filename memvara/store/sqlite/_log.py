@@ -350,6 +350,7 @@ class WriteLog(StoreCore):
         top, top_turn, seen = self._log_seen
         body: dict[str, Any] | None = None
         kept: dict[int, str] = {}
+        swept: list[int] = []  # claims another connection inserted unlogged: not this actor's
         if (listed := _rowids(rows, top, top_turn)) is not None:
             text, new, new_turns = listed
         else:
@@ -374,6 +375,7 @@ class WriteLog(StoreCore):
             unnamed_turns, top_turn = _unnamed(conn, _ABOVE_TURNS, top_turn, seen, new_turns)
             if unnamed:
                 body["added"] = [*body.get("added", ()), *unnamed]
+                swept = unnamed
             if unnamed_turns:
                 body["turns_added"] = [*body.get("turns_added", ()), *unnamed_turns]
             if unnamed or unnamed_turns:
@@ -395,7 +397,8 @@ class WriteLog(StoreCore):
                              [(row,) for row in body["erased"]])
         added = body.get("added")
         if added and (named or kept):
-            self._keep_actors(conn, seq, actor if named else None, added, kept)
+            self._keep_actors(conn, seq, actor if named else None,
+                              [row for row in added if row not in swept], kept)
 
     @staticmethod
     def _keep_actors(conn: sqlite3.Connection, seq: int, actor: str | None, added: list[int],
