@@ -611,6 +611,26 @@ def test_a_revert_locks_the_slots_before_it_retires_the_mistake(dsn: str, schema
         assert [c.object for c in mem.get_all()] == ["Oslo"]
 
 
+def test_a_consolidation_locks_the_slots_it_changes_first(dsn: str, schema: str, clock: Clock) -> None:
+    # consolidate() updated rows of many slots without their locks: beside a writer of
+    # those slots, or another consolidation, each could hold a row the other waited for.
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM(), clock=clock) as mem:
+        for who in ("alice", "bob"):
+            mem.remember(who, "likes", "tea")
+            clock.advance(days=1)
+            mem.remember(who, "likes", "Tea")  # a duplicate to merge
+        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
+              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
+              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
+              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
+              f"CREATE TRIGGER note_locks BEFORE UPDATE OF salience, memory_type ON {schema}.claims"
+              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        clock.advance(days=30)
+        assert mem.consolidate()["decayed"] > 0
+        held = admin(dsn, f"SELECT locks FROM {schema}.held")
+        assert held and all(n == (2,) for n in held), held  # alice's slot and bob's
+
+
 def planned_rows(dsn: str, schema: str, table: str) -> float:
     """What the planner believes ``table`` holds (``-1``: it has no statistics yet)."""
     ((rows,),) = admin(dsn, f"SELECT reltuples FROM pg_class WHERE oid = '{schema}.{table}'::regclass")

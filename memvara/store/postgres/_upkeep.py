@@ -97,8 +97,18 @@ class Upkeep(Reads):
         self, retrieval: Sequence[tuple[str, float]], memory_types: Sequence[tuple[str, str]],
         folds: Sequence[tuple[str, Sequence[str], int, float, int]], at: int,
     ) -> None:
-        """Write one consolidation window; see ``Store.apply_sweep``."""
+        """Write one consolidation window; see ``Store.apply_sweep``. The slots of the
+        claims it changes are locked first, in the order every writer takes them, so it
+        never holds a row a writer of that slot waits for while it waits for another."""
+        changed = [*(cid for cid, _ in retrieval), *(cid for cid, _ in memory_types),
+                   *(cid for fold in folds for cid in (fold[0], *fold[1]))]
         with self._writing() as conn:
+            slots = self._exec(conn, "SELECT DISTINCT s_tenant, s_user, s_agent, s_session,"
+                               " subject_key, predicate FROM claims WHERE rowid = ANY(%s)",
+                               [[claim_rowid(cid) for cid in changed]]).fetchall()
+            self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
+                       " FROM unnest(%s::text[]) AS k ORDER BY k",
+                       [sorted(slot_lock(self._schema, slot[:4], slot[4:]) for slot in slots)])
             self._many(conn, "UPDATE claims SET salience = %s WHERE rowid = %s AND id = %s",
                        [(value, claim_rowid(cid), cid) for cid, value in retrieval])
             self._many(conn, "UPDATE claims SET memory_type = %s WHERE rowid = %s AND id = %s",
