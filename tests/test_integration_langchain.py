@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -378,6 +378,23 @@ def test_a_redactor_rewrites_what_the_transcript_keeps(clock: Clock) -> None:
         texts = [m.content for m in history.messages]
         assert all("ana@example.com" not in str(text) for text in texts), texts
         assert all("ana@example.com" not in c.text for c in memory.get_all(session="s"))
+
+
+def test_a_redactor_rewrites_the_strings_in_tool_call_arguments(clock: Clock) -> None:
+    # The redactor's contract is every text before it is stored: a tool call's
+    # arguments are text the model wrote, often the very address a user gave.
+    with Memvara(clock=clock, redactor=BasicRedactor()) as memory:
+        history = MemvaraChatMessageHistory(memory=memory, session_id="s")
+        args = {"to": "ana@example.com", "cc": ["bo@example.com", 3], "opts": {"note": "ok"}}
+        history.add_messages([AIMessage("", tool_calls=[{"name": "send", "args": args, "id": "c1"}]),
+                              ToolMessage("sent", tool_call_id="c1")])
+        call = cast(AIMessage, history.messages[0]).tool_calls[0]
+        assert call["name"] == "send" and call["id"] == "c1"
+        assert call["args"]["cc"][1] == 3 and call["args"]["opts"] == {"note": "ok"}
+        assert "example.com" not in json.dumps(call["args"]), call["args"]
+        assert args["to"] == "ana@example.com"  # the caller's message is left as it was
+        stored = [json.dumps(c.meta) for c in memory.get_all(session="s")]
+        assert all("ana@example.com" not in text and "bo@example.com" not in text for text in stored)
 
 
 def test_tool_call_arguments_that_are_not_json_are_named_and_nothing_is_written(

@@ -17,8 +17,8 @@ What each keeps of memvara, and what LangChain's interface makes it lose:
   message's ``tool_call_id`` and status, read back in the order added, a message
   ``add()`` skipped as a copy included (``last_receipt`` says what the turns skipped).
   It loses the rest: a ``list[BaseMessage]`` cannot say which message replaced which,
-  when a fact held, or which turn it came from; a redactor rewrites the text (the tool
-  calls' arguments are kept as given); non-text content (images), ``additional_kwargs``,
+  when a fact held, or which turn it came from (a redactor rewrites the text and every
+  string in the tool calls' arguments); non-text content (images), ``additional_kwargs``,
   ``response_metadata`` and an assistant's ``invalid_tool_calls`` are not kept. A
   session written when the history kept turns only reads as its turns (which keep no
   call ids), and what is added later follows them.
@@ -57,6 +57,7 @@ except ImportError as exc:  # the extra is not installed
 
 from memvara import Claim, Episode, InvalidArgumentError, Memvara, PredicateSpec, ScopedMemvara
 from memvara import WriteReceipt
+from memvara.redact import Redactor
 from memvara.schema import Cardinality, Volatility
 
 from ._retrieval import TIME_KEYWORDS, MemoryHandle, check_memory, metadata, reading
@@ -241,9 +242,12 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
         if not records:
             return
         redactor = self.memory._core.redactor  # add() has checked what it returns
-        for record in records:
-            if redactor is not None:
+        if redactor is not None:
+            for record in records:
                 record["content"] = redactor.redact(cast(str, record["content"]))
+                if "tool_calls" in record:
+                    record["tool_calls"] = [{**call, "args": _redacted(call["args"], redactor)}
+                                            for call in cast(list[dict[str, Any]], record["tool_calls"])]
         self.memory.remember_many([
             Claim(f"{self.session_id} message {uuid.uuid4().hex}", MESSAGE_PREDICATE,
                   cast(str, record["role"]), memory_type="episodic",
@@ -312,6 +316,18 @@ def _record(message: BaseMessage, where: str) -> dict[str, object]:
         if message.status != "success":
             record["status"] = message.status
     return record
+
+
+def _redacted(value: Any, redactor: Redactor) -> Any:
+    """A tool call's JSON arguments with every string in them redacted (keys are the
+    tool's parameter names, kept as they are)."""
+    if isinstance(value, str):
+        return redactor.redact(value)
+    if isinstance(value, list):
+        return [_redacted(item, redactor) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item, redactor) for key, item in value.items()}
+    return value
 
 
 def _json(value: object, where: str) -> object:
