@@ -340,3 +340,22 @@ def test_observers_of_one_value_at_once_open_one_review(dsn: str, schema: str, c
     finally:
         for mem in mems:
             mem.close()
+
+
+def test_a_claim_inserted_outside_memvara_is_not_credited_to_the_next_writer(
+        dsn: str, schema: str, clock: Clock) -> None:
+    """The next commit's record names it as added (the triggers noted it); why() said
+    that record's actor ("bob") wrote it."""
+    with opened(dsn, schema, clock) as mem:
+        first = mem.remember("xavier", "likes", "tea").added[0]
+        tamper(dsn, schema, (  # a copy of the row under another id, as a script might
+            "INSERT INTO claims SELECT (jsonb_populate_record(c, '{\"rowid\": 50, \"id\":"
+            " \"c50-0badc0de\", \"object\": \"coffee\", \"object_key\": \"coffee\"}')).*"
+            " FROM claims c WHERE id = %s"), first.id)
+        mine = mem.remember("yves", "likes", "jazz", actor="bob").added[0]
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        assert json.loads(store.log_records(0, 10)[-1][4]) == {"added": [50, 2]}
+        outside, logged = mem.why("c50-0badc0de"), mem.why(mine.id)
+        assert outside is not None and outside.actor == ""  # no record names its actor
+        assert logged is not None and logged.actor == "bob"

@@ -170,7 +170,8 @@ class WriteLog(Transfer):
         # is granted (each statement reads what was committed when it starts), so no two
         # commits take one ``seq``; the record's insert then rides with the ``COMMIT``.
         conn = self._writer
-        pending = self._exec(conn, "DELETE FROM log_pending RETURNING id, op, row, detail")
+        pending = self._exec(conn, "DELETE FROM log_pending RETURNING id, op, row, detail,"
+                             " xmin = pg_current_xact_id()::xid")  # noted by this transaction
         self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                    [f"memvara-log:{self._schema}"])
         head = self._exec(conn, _HEAD)
@@ -185,7 +186,10 @@ class WriteLog(Transfer):
         body: dict[str, Any] = {}
         notes: list[Any] = []
         kept: dict[int, str] = {}
-        for _, op, row, detail in rows:
+        swept: set[int] = set()  # claims a connection outside memvara inserted: not this actor's
+        for _, op, row, detail, ours in rows:
+            if op == "added" and not ours:
+                swept.add(int(row))
             if op == "kept":
                 kept[int(row)] = str(detail)
             elif op == "note":
@@ -212,7 +216,8 @@ class WriteLog(Transfer):
                 "INSERT INTO claim_log (claim_rowid, seq, actor) VALUES (%s, %s, %s)"
                 " ON CONFLICT (claim_rowid) DO UPDATE SET seq = excluded.seq,"
                 " actor = excluded.actor"),
-                [(row, seq, kept.get(row, actor)) for row in added if named or row in kept])
+                [(row, seq, kept.get(row, actor)) for row in added
+                 if (named and row not in swept) or row in kept])
 
     def _relabel(self, conn: Any, old: str, new: str, rowids: Sequence[int]) -> None:
         """Record these claims as ``new`` rather than ``old`` in this transaction's
