@@ -290,9 +290,11 @@ def test_the_reviews_of_an_erased_subject_leave_no_row_in_any_table(
 def test_a_schema_whose_log_noted_no_reinforcement_gets_the_current_trigger(
         dsn: str, schema: str, clock: Clock) -> None:
     """A schema made before claims' updates noted reinforcements (its trigger function
-    noted ends, retirements and re-filings alone) is brought up to date by a writable
-    open, so saying a fact again is logged there too; a read-only open changes nothing."""
+    noted ends, retirements and re-filings alone) and before log_pending named each
+    row's transaction is brought up to date by a writable open, so saying a fact again
+    is logged there too; a read-only open changes nothing."""
     filled(dsn, schema, clock, writes=1)
+    tamper(dsn, schema, "ALTER TABLE log_pending DROP COLUMN xact")  # as it was: no column
     tamper(dsn, schema, (  # the function as it was: no 'reinforced'
         "CREATE OR REPLACE FUNCTION log_claim_change() RETURNS trigger LANGUAGE plpgsql AS $$"
         " BEGIN INSERT INTO log_pending (op, row) SELECT 'ended', n.rowid FROM new_rows n JOIN"
@@ -314,6 +316,9 @@ def test_a_schema_whose_log_noted_no_reinforcement_gets_the_current_trigger(
         last = store.log_records(0, 100)[-1]
         assert (last[2], json.loads(last[4])) == ("again", {"reinforced": [1]})
         assert mem.verify().ok
+        fresh = mem.remember("maya", "likes", "tea", actor="named").added[0]
+        why = mem.why(fresh.id)
+        assert why is not None and why.actor == "named"  # the seal finds its own rows
 
 
 def test_observers_of_one_value_at_once_open_one_review(dsn: str, schema: str, clock: Clock) -> None:

@@ -58,6 +58,11 @@ def _trigger(table: str, event: str, name: str, select: str) -> tuple[str, str]:
 
 _CHANGED = "FROM new_rows n JOIN old_rows o ON o.rowid = n.rowid"
 
+_XACT = "xact xid8 NOT NULL DEFAULT pg_current_xact_id()"
+"""``log_pending``'s column naming the top-level transaction that noted each row (a
+savepoint's rows too, which ``xmin`` names by their subtransaction): the seal tells its
+own rows from those a connection outside memvara committed."""
+
 _CLAIM_CHANGE = _trigger("claims", "UPDATE", "log_claim_change", (
     "SELECT v.op, n.rowid " + _CHANGED + " CROSS JOIN LATERAL (VALUES"
     " (CASE WHEN n.valid_to IS DISTINCT FROM o.valid_to THEN 'ended' END, 1),"
@@ -87,8 +92,8 @@ LOG_DDL = (
         PRIMARY KEY (source, seq)
     )
     """,
-    "CREATE UNLOGGED TABLE log_pending (id BIGSERIAL PRIMARY KEY, op TEXT NOT NULL,"
-    " row BIGINT, detail TEXT)",
+    f"CREATE UNLOGGED TABLE log_pending (id BIGSERIAL PRIMARY KEY, op TEXT NOT NULL,"
+    f" row BIGINT, detail TEXT, {_XACT})",
     "CREATE TABLE log_keys (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"
     " store_id TEXT NOT NULL, secret TEXT NOT NULL)",
     *_trigger("claims", "INSERT", "log_claim_in",
@@ -135,18 +140,21 @@ class WriteLog(Transfer):
         self._log_ids = (str(store_id), str(secret))
 
     def _ensure_claim_trigger(self, writer: Any) -> None:
-        """Replace the function of a schema whose log was made before claims' updates
-        noted reinforcements (one read at each open; the replace, once, under the
-        schema's advisory lock)."""
+        """Bring a schema whose log was made before claims' updates noted reinforcements,
+        or before ``log_pending`` named each row's transaction, up to date (one read at
+        each open; the change, once, under the schema's advisory lock)."""
         with self._translated():
-            (source,) = writer.execute("SELECT prosrc FROM pg_proc WHERE oid = to_regproc(%s)",
-                                       [f"{self._schema}.log_claim_change"]).fetchone()
-            if "'reinforced'" in source:
+            source, has_xact = writer.execute(
+                "SELECT (SELECT prosrc FROM pg_proc WHERE oid = to_regproc(%s)), EXISTS (SELECT 1"
+                " FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'xact')",
+                [f"{self._schema}.log_claim_change", f"{self._schema}.log_pending"]).fetchone()
+            if "'reinforced'" in source and has_xact:
                 return
             with writer.transaction():
                 writer.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                                [f"memvara-schema:{self._schema}"])
                 writer.execute(_CLAIM_CHANGE[0])
+                writer.execute(f"ALTER TABLE log_pending ADD COLUMN IF NOT EXISTS {_XACT}")
 
     # -- writing --------------------------------------------------------------------------
     def logged(self, action: str, actor: str, at: int, *, named: bool = False) -> Logged:
@@ -171,7 +179,7 @@ class WriteLog(Transfer):
         # commits take one ``seq``; the record's insert then rides with the ``COMMIT``.
         conn = self._writer
         pending = self._exec(conn, "DELETE FROM log_pending RETURNING id, op, row, detail,"
-                             " xmin = pg_current_xact_id()::xid")  # noted by this transaction
+                             " xact = pg_current_xact_id()")  # noted by this transaction
         self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                    [f"memvara-log:{self._schema}"])
         head = self._exec(conn, _HEAD)
