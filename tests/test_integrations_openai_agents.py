@@ -4,6 +4,7 @@ and a ``Runner`` using the session with an offline model that scripts its answer
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,6 +32,7 @@ from openai.types.responses import (  # noqa: E402
 )
 
 from memvara import AsyncMemvara, InvalidArgumentError, Memvara, PredicateSpec  # noqa: E402
+from memvara.redact import BasicRedactor  # noqa: E402
 from memvara.schema import Cardinality, Volatility  # noqa: E402
 from memvara.integrations._locks import item_lock  # noqa: E402
 from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession  # noqa: E402
@@ -406,6 +408,32 @@ def test_bad_items_name_the_item_and_write_nothing(
         run(session.add_items(items))
     assert caught.value.argument == argument
     assert run(session.get_items()) == [] and mem.episodes() == []
+
+
+def test_a_redactor_rewrites_the_items_strings_but_not_their_ids(clock: Clock) -> None:
+    # The redactor promises that no text reaches the store unrewritten; the transcript
+    # keeps whole items, so their strings go through it too, while the ids that pair a
+    # tool call with its output come back exactly.
+    items: list[Any] = [
+        _user("mail ana@example.com please"),
+        {"type": "function_call", "call_id": "call_1", "name": "send",
+         "arguments": '{"to": "ana@example.com"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "sent to ana@example.com"},
+        {"role": "assistant", "type": "message", "id": "msg_1", "status": "completed",
+         "content": [{"type": "output_text", "text": "Done, ana@example.com has it.",
+                      "annotations": []}]},
+    ]
+    with Memvara(clock=clock, redactor=BasicRedactor()) as memory:
+        session = MemvaraSession("s1", memory)
+        run(session.add_items(items))
+        got = run(session.get_items())
+        assert "example.com" not in json.dumps(got), got
+        assert [(i.get("type"), i.get("call_id"), i.get("name"), i.get("id")) for i in got] == [
+            (i.get("type"), i.get("call_id"), i.get("name"), i.get("id")) for i in items]
+        assert got[3]["content"][0]["type"] == "output_text"
+        assert items[0]["content"] == "mail ana@example.com please"  # the caller's item as it was
+        stored = memory.get_all(session="s1", states=("live", "ended", "retired"))
+        assert stored and all("ana@example.com" not in c.text + json.dumps(c.meta) for c in stored)
 
 
 @pytest.mark.parametrize("limit", [-1, "2", True])

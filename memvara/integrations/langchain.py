@@ -57,9 +57,9 @@ except ImportError as exc:  # the extra is not installed
 
 from memvara import Claim, Episode, InvalidArgumentError, Memvara, PredicateSpec, ScopedMemvara
 from memvara import WriteReceipt
-from memvara.redact import Redactor
 from memvara.schema import Cardinality, Volatility
 
+from ._redaction import redacted
 from ._retrieval import TIME_KEYWORDS, MemoryHandle, check_memory, metadata, reading
 
 __all__ = ["MESSAGE_PREDICATE", "MemvaraChatMessageHistory", "MemvaraRetriever"]
@@ -246,7 +246,7 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
             for record in records:
                 record["content"] = redactor.redact(cast(str, record["content"]))
                 if "tool_calls" in record:
-                    record["tool_calls"] = [{**call, "args": _redacted(call["args"], redactor)}
+                    record["tool_calls"] = [{**call, "args": redacted(call["args"], redactor)}
                                             for call in cast(list[dict[str, Any]], record["tool_calls"])]
         self.memory.remember_many([
             Claim(f"{self.session_id} message {uuid.uuid4().hex}", MESSAGE_PREDICATE,
@@ -316,18 +316,6 @@ def _record(message: BaseMessage, where: str) -> dict[str, object]:
         if message.status != "success":
             record["status"] = message.status
     return record
-
-
-def _redacted(value: Any, redactor: Redactor) -> Any:
-    """A tool call's JSON arguments with every string in them redacted (keys are the
-    tool's parameter names, kept as they are)."""
-    if isinstance(value, str):
-        return redactor.redact(value)
-    if isinstance(value, list):
-        return [_redacted(item, redactor) for item in value]
-    if isinstance(value, dict):
-        return {key: _redacted(item, redactor) for key, item in value.items()}
-    return value
 
 
 def _json(value: object, where: str) -> object:

@@ -12,7 +12,9 @@
   so no write and no ``consolidate()`` ever merges two items that say the same); the
   item itself rides in the claim's ``meta`` and its text is the claim's text, so the
   transcript is searchable. ``get_items()`` returns them exactly as added, in order:
-  tool calls and their outputs included, as the Runner needs to replay them. An append
+  tool calls and their outputs included, as the Runner needs to replay them. A memory
+  opened with a redactor rewrites every string of an item first (its ids, names, role
+  and type tags aside), as it rewrites turns. An append
   reads no transcript: each open memory keeps the session's next position (a memory
   opened afresh reads it off the newest items) and looks up only the slot it is about to
   write, stepping over what another process appended there meanwhile, so a turn costs
@@ -54,10 +56,15 @@ from .._facade.core import Core
 from ..schema import Cardinality, Volatility
 from ._handles import MemoryHandle, sync_handle
 from ._locks import item_lock
+from ._redaction import redacted
 
 __all__ = ["ITEM_PREDICATE", "MemvaraSession"]
 
 ITEM_PREDICATE = "agents_item"
+_VERBATIM = frozenset(("type", "role", "id", "call_id", "name", "status", "encrypted_content"))
+"""An item's keys whose values a redactor leaves alone: the ids, names and tags that pair
+a tool call with its output and that a replay must send back exactly (and reasoning's
+opaque ``encrypted_content``)."""
 """The predicate of the transcript's claims: one item per slot, and a conversation goes
 stale in a week (``FAST``), as the memory's registry is told."""
 _ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
@@ -163,6 +170,9 @@ class MemvaraSession:
         return [(claim, claim.meta["item"]) for claim in self._claims()]
 
     def _append(self, items: list[dict[str, Any]]) -> None:
+        redactor = self._transcript._core.redactor
+        if redactor is not None:
+            items = [redacted(item, redactor, _VERBATIM) for item in items]
         with self._editing:
             kept = _NEXT.setdefault(self._transcript._core, {})
             own = self._transcript.default_scope
