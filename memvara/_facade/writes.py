@@ -484,7 +484,8 @@ class WriteAPI(Handle):
         scope (no level set) that is the whole store.
 
         Returns:
-            Counts removed: ``claims``, ``episodes``, ``embeddings``, ``sources``.
+            Counts removed: ``claims`` (archived ones too: the scope's archive, reviews
+            and evidence go with it), ``episodes``, ``embeddings``, ``sources``.
         """
         scope = self._at(tenant, user, agent, session)
         with logged(self._core, "purge", scope, actor):
