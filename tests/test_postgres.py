@@ -631,6 +631,25 @@ def test_a_consolidation_locks_the_slots_it_changes_first(dsn: str, schema: str,
         assert held and all(n == (2,) for n in held), held  # alice's slot and bob's
 
 
+def test_delete_and_supersede_lock_the_claims_slot_before_they_read_it(dsn: str, schema: str) -> None:
+    # They read the claim, then retired or ended it: an erase committed in between left
+    # them "claim ... is not in the store". Inside a write, get_claim takes the claim's
+    # slot lock first (as an erase does), so the read and the change see one state.
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        tea = mem.remember("alice", "likes", "tea").added[0]
+        oslo = mem.remember("alice", "lives_in", "Oslo").added[0]
+        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
+              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
+              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
+              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
+              f"CREATE TRIGGER note_locks BEFORE UPDATE ON {schema}.claims"
+              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        assert mem.delete(tea.id) and not mem.delete("c999-00000000")
+        mem.supersede(oslo.id, Claim("alice", "lives_in", "Rome"))
+        assert admin(dsn, f"SELECT locks FROM {schema}.held") == [(1,), (1,)]
+        assert mem.get(tea.id) is not None and [c.object for c in mem.get_all()] == ["Rome"]
+
+
 def planned_rows(dsn: str, schema: str, table: str) -> float:
     """What the planner believes ``table`` holds (``-1``: it has no statistics yet)."""
     ((rows,),) = admin(dsn, f"SELECT reltuples FROM pg_class WHERE oid = '{schema}.{table}'::regclass")

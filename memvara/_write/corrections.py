@@ -33,24 +33,24 @@ def revert(writer: Writer, store: Store, scope: Scope, claim_id: object) -> Writ
     """Retire the claim ``claim_id`` as a mistake and restore what it closed (see the
     module); one transaction, dated at the writer's clock."""
     claim_id = _args.check_claim_id(claim_id)
-    mistake = store.get_claim(claim_id, scope)
-    if mistake is None:
-        raise ClaimNotFoundError(claim_id)
-    if RESTORED_FROM in mistake.meta:
-        raise InvalidArgumentError("claim_id", (
-            f"claim {claim_id!r} was written by reverting {mistake.meta.get(REVERTS)!r}; a"
-            " revert is not undone by another: remember() or supersede() what is true"))
-    now = writer.now()
-    closed = [c for c in store.superseded_by(claim_id, scope, TimeQuery(now, None))
-              if c.invalidated_at is None or c.invalidated_by == claim_id]
-    if not closed:
-        raise InvalidArgumentError("claim_id", (
-            f"claim {claim_id!r} closed no claim that is still closed by it: nothing to"
-            " restore (delete() retires a claim without restoring anything)"))
-    at = max(now, to_micros(mistake.recorded_at, "recorded_at"),
-             *(to_micros(c.recorded_at, "recorded_at") for c in closed))
-    restored = [(c, _copy(c, _end_before(store, scope, c), mistake.id, at)) for c in closed]
-    with store.transaction():  # the slots before any row, as every writer takes them
+    with store.transaction():  # read and changed in one (a locking store: slots first)
+        mistake = store.get_claim(claim_id, scope)
+        if mistake is None:
+            raise ClaimNotFoundError(claim_id)
+        if RESTORED_FROM in mistake.meta:
+            raise InvalidArgumentError("claim_id", (
+                f"claim {claim_id!r} was written by reverting {mistake.meta.get(REVERTS)!r};"
+                " a revert is not undone by another: remember() or supersede() what is true"))
+        now = writer.now()
+        closed = [c for c in store.superseded_by(claim_id, scope, TimeQuery(now, None))
+                  if c.invalidated_at is None or c.invalidated_by == claim_id]
+        if not closed:
+            raise InvalidArgumentError("claim_id", (
+                f"claim {claim_id!r} closed no claim that is still closed by it: nothing to"
+                " restore (delete() retires a claim without restoring anything)"))
+        at = max(now, to_micros(mistake.recorded_at, "recorded_at"),
+                 *(to_micros(c.recorded_at, "recorded_at") for c in closed))
+        restored = [(c, _copy(c, _end_before(store, scope, c), mistake.id, at)) for c in closed]
         _lock_slots(writer, store, [mistake, *(copy for _, copy in restored)])
         return writer.restore(mistake, restored, at)
 

@@ -6,6 +6,7 @@ writer.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
 from ._plan import top_matches
 from ._text import bm25_sql
-from ._writes import _EPISODE_COLUMNS, CLAIM_COLUMNS, Writes, episode_of
+from ._writes import _EPISODE_COLUMNS, CLAIM_COLUMNS, LOCK_SLOT, Writes, episode_of, slot_lock
 
 __all__ = ["Reads"]
 
@@ -34,10 +35,19 @@ class Reads(Writes):
         return f"{columns}, {end}, {known}", [*end_params, *known_params]
 
     def get_claim(self, claim_id: str, scope: Scope) -> Claim | None:
-        """The claim if visible from ``scope``; see ``Store.get_claim``."""
+        """The claim if visible from ``scope``; see ``Store.get_claim``. Inside this
+        thread's write (a delete or supersede about to change it) its slot is locked
+        first, as an erase of it and a writer settling it lock it, so none of them
+        changes the row between this read and that change."""
         where, params = _sql.scope_visible(scope)
+        args = [claim_rowid(claim_id), claim_id, *params]
+        if self._owner == threading.get_ident():
+            for slot in self._query("SELECT s_tenant, s_user, s_agent, s_session, subject_key,"
+                                    f" predicate FROM claims WHERE rowid = %s AND id = %s AND {where}",
+                                    args):
+                self._exec(self._writer, LOCK_SLOT, [slot_lock(self._schema, slot[:4], slot[4:])])
         rows = self._query(f"SELECT {CLAIM_COLUMNS} FROM claims WHERE rowid = %s AND id = %s"
-                           f" AND {where}", [claim_rowid(claim_id), claim_id, *params])
+                           f" AND {where}", args)
         return decode_claim(rows[0], None) if rows else None
 
     def _filtered(
