@@ -14,11 +14,11 @@
   transcript is searchable. ``get_items()`` returns them exactly as added, in order:
   tool calls and their outputs included, as the Runner needs to replay them. A memory
   opened with a redactor rewrites every string of an item first (its ids, names, role
-  and type tags aside), as it rewrites turns. An append
-  reads no transcript: each open memory keeps the session's next position (a memory
-  opened afresh reads it off the newest items) and looks up only the slot it is about to
-  write, stepping over what another process appended there meanwhile, so a turn costs
-  the same at the ten-thousandth item as at the tenth.
+  and type tags aside), as it rewrites turns. An append reads no transcript: each open
+  memory keeps the session's next position (a memory opened afresh reads it off the
+  newest items) and looks up only the slot it is about to write, stepping over what
+  another process appended there meanwhile, so a turn costs the same at the
+  ten-thousandth item as at the tenth.
 - **What the user says**, through ``add()`` at the memory's own scope (not the
   session's): the user's message items become turns and the facts they state become
   claims, so what is learned outlives the session and other sessions of the same user
@@ -61,13 +61,13 @@ from ._redaction import redacted
 __all__ = ["ITEM_PREDICATE", "MemvaraSession"]
 
 ITEM_PREDICATE = "agents_item"
+"""The predicate of the transcript's claims: one item per slot, and a conversation goes
+stale in a week (``FAST``), as the memory's registry is told."""
+_ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
 _VERBATIM = frozenset(("type", "role", "id", "call_id", "name", "status", "encrypted_content"))
 """An item's keys whose values a redactor leaves alone: the ids, names and tags that pair
 a tool call with its output and that a replay must send back exactly (and reasoning's
 opaque ``encrypted_content``)."""
-"""The predicate of the transcript's claims: one item per slot, and a conversation goes
-stale in a week (``FAST``), as the memory's registry is told."""
-_ITEM_SPEC = PredicateSpec(ITEM_PREDICATE, Cardinality.ONE, Volatility.FAST)
 _EVERY = ("live", "ended", "retired")
 _LATEST = 16
 """How many of the newest transcript claims a memory opened afresh reads to find where a
