@@ -650,6 +650,22 @@ def test_delete_and_supersede_lock_the_claims_slot_before_they_read_it(dsn: str,
         assert mem.get(tea.id) is not None and [c.object for c in mem.get_all()] == ["Rome"]
 
 
+def test_setting_vectors_skips_a_claim_another_writer_holds(dsn: str, schema: str) -> None:
+    # The vector backlog is set on many claims of many slots at once, outside their
+    # slot locks: waiting there for a row a writer holds (which may wait for a row of
+    # the backlog) was a deadlock. A claim held is skipped and stays in the backlog.
+    import psycopg
+
+    with Memvara(store=PostgresStore(dsn, schema=schema, lock_timeout=0.5), llm=NullLLM()) as mem:
+        held, free = (mem.remember(who, "likes", "tea").added[0] for who in ("alice", "bob"))
+        with psycopg.connect(dsn) as other:  # a writer of another process, mid-change
+            other.execute(f"SELECT 1 FROM {schema}.claims WHERE id = %s FOR UPDATE", [held.id])
+            mem.consolidate()  # embeds the backlog first
+            assert [cid for cid, _ in mem.store.claims_missing_vectors()] == [held.id]
+        mem.consolidate()
+        assert mem.store.claims_missing_vectors() == [] and mem.get(free.id) is not None
+
+
 def planned_rows(dsn: str, schema: str, table: str) -> float:
     """What the planner believes ``table`` holds (``-1``: it has no statistics yet)."""
     ((rows,),) = admin(dsn, f"SELECT reltuples FROM pg_class WHERE oid = '{schema}.{table}'::regclass")

@@ -224,14 +224,18 @@ class Writes(Connections):
             "SELECT id, text FROM claims WHERE emb IS NULL ORDER BY rowid")]
 
     def set_claim_vectors(self, claim_ids: Sequence[str], vectors: npt.NDArray[np.float32]) -> int:
-        """Store claims' vectors; see ``Store.set_claim_vectors``."""
+        """Store claims' vectors; see ``Store.set_claim_vectors``. A claim another
+        writer holds at that moment is skipped, not waited for (it stays waiting for its
+        vector): these rows span many slots whose locks this write does not hold, and a
+        writer holding one of them may be waiting for a row this write has set."""
         if not claim_ids:
             return 0
         with self._writing() as conn:
             self._check_width(conn, vectors)
             # one executemany: psycopg pipelines it, one round trip for a backlog of 256
             return self._many(
-                conn, "UPDATE claims SET emb = %s WHERE rowid = %s AND id = %s AND emb IS NULL",
+                conn, "UPDATE claims SET emb = %s WHERE rowid = (SELECT rowid FROM claims"
+                " WHERE rowid = %s AND id = %s AND emb IS NULL FOR UPDATE SKIP LOCKED)",
                 [(np.asarray(vector, dtype=np.float32), claim_rowid(cid), cid)
                  for cid, vector in zip(claim_ids, vectors)])
 
