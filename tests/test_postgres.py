@@ -223,12 +223,13 @@ def test_a_server_without_pgvector_says_how_to_install_it(dsn: str) -> None:
 def test_a_role_that_may_only_read_is_told_to_open_read_only(dsn: str, schema: str) -> None:
     import psycopg
 
+    role = f"{schema}_reader"  # of this test alone, as its schema is
     with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
         mem.remember("alice", "likes", "tea")
-    admin(dsn, "DROP ROLE IF EXISTS memvara_reader", "CREATE ROLE memvara_reader LOGIN PASSWORD 'r'",
-          f"GRANT USAGE ON SCHEMA {schema} TO memvara_reader",
-          f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO memvara_reader")
-    reader = psycopg.conninfo.make_conninfo(dsn, user="memvara_reader", password="r")
+    admin(dsn, f"DROP ROLE IF EXISTS {role}", f"CREATE ROLE {role} LOGIN PASSWORD 'r'",
+          f"GRANT USAGE ON SCHEMA {schema} TO {role}",
+          f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+    reader = psycopg.conninfo.make_conninfo(dsn, user=role, password="r")
     try:
         with pytest.raises(StoreError, match="permission denied.*read_only=True"):
             PostgresStore(reader, schema=schema)
@@ -236,8 +237,8 @@ def test_a_role_that_may_only_read_is_told_to_open_read_only(dsn: str, schema: s
             assert [c.object for c in mem.get_all()] == ["tea"] and mem.verify().ok
             assert [r.text for r in mem.search("tea")] == ["alice likes tea"]
     finally:
-        admin(dsn, f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM memvara_reader",
-              f"REVOKE ALL ON SCHEMA {schema} FROM memvara_reader", "DROP ROLE memvara_reader")
+        admin(dsn, f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}",
+              f"REVOKE ALL ON SCHEMA {schema} FROM {role}", f"DROP ROLE {role}")
 
 
 def test_a_schema_from_a_newer_memvara_is_refused(dsn: str, schema: str) -> None:
