@@ -196,6 +196,32 @@ def test_an_agent_scope_forgets_its_own_and_leaves_the_users_aliases(clock: Cloc
         assert len(mem.tombstones()) == 1
 
 
+def test_a_handle_lists_the_tombstones_of_its_own_subtree_only(mem: Memvara) -> None:
+    # A tombstone holds no name, but its reason and requester are one user's business,
+    # as reviews() keeps one user's reviews from another.
+    for user in ("u1", "u2"):
+        mem.remember(NAME, "likes", "chess", user=user)
+        mem.forget_subject(NAME, reason=f"asked by {user}", requested_by=user, user=user)
+    mem.remember(ALIAS, "likes", "tea")
+    mem.forget_subject(ALIAS, reason="asked at the root", requested_by="dpo")
+    reasons = [t["reason"] for t in mem.tombstones()]
+    assert reasons == ["asked by u1", "asked by u2", "asked at the root"]
+    assert [t["reason"] for t in mem.scope(user="u1").tombstones()] == ["asked by u1"]
+    assert [t["reason"] for t in mem.tombstones(user="u2")] == ["asked by u2"]
+    assert mem.scope(user="u1").tombstones(agent="helper") == []  # nothing asked beneath it
+    assert mem.tombstones(user="u3") == []
+
+
+def test_erasures_of_one_subject_at_one_instant_get_tombstones_of_their_own(mem: Memvara) -> None:
+    # The injected clock here stands still: three erasures of one subject share an instant.
+    for user in ("u1", "u2", "u1"):
+        mem.remember(NAME, "likes", "chess", user=user)
+        mem.forget_subject(NAME, reason="r", requested_by="q", user=user)
+    ids = [t["id"] for t in mem.tombstones()]
+    assert len(set(ids)) == 3 and ids[1] == f"{ids[0]}-2" and ids[2] == f"{ids[0]}-3"
+    assert mem.verify().ok
+
+
 def test_the_reviews_and_evidence_about_the_subject_are_erased(mem: Memvara) -> None:
     """A review of the subject's slot holds its name and the contested value; evidence
     holds the grounds: neither may outlive the erasure (they were left, and listed)."""

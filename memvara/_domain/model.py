@@ -147,6 +147,14 @@ class Scope:
         """The four levels, broadest first."""
         return (self.tenant, self.user, self.agent, self.session)
 
+    def holds(self, row: Scope) -> bool:
+        """Whether ``row`` lies in this scope's subtree: it equals this scope at every
+        level down to this scope's deepest set one (``purge()``'s rule; the root holds
+        every scope)."""
+        levels = self.values()
+        deepest = max((i for i, v in enumerate(levels) if v is not None), default=-1)
+        return row.values()[: deepest + 1] == levels[: deepest + 1]
+
     def __str__(self) -> str:
         parts = [f"{lvl}={val}" for lvl, val in zip(_LEVELS, self.values()) if val is not None]
         return "/".join(parts) or "<root>"

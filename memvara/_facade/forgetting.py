@@ -8,6 +8,7 @@ import weakref
 from .._domain import args as _args
 from .._domain.args import UNSET, ScopeArg
 from .._domain.erasure import ErasureManifest, ErasureRequest, ErasureTarget
+from .._domain.model import Scope
 from .._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from .._write.aliases import USER
 from ..store.base import ForgetStore, Store, Tombstone, WriteLogStore
@@ -110,7 +111,8 @@ class ForgetAPI(Handle):
         digest = store.log_digest(entity)
         earlier = store.tombstones(digest)
         at = self._core.writer.now()
-        tombstone = Tombstone(f"t{at}-{digest[:8]}", at, reason, requested_by, digest)
+        tombstone = Tombstone(_fresh_id(f"t{at}-{digest[:8]}", earlier), at, reason, requested_by,
+                              digest)
         with logged(self._core, "forget_subject", scope, actor):
             erased = store.erase_subject(scope, keys, (subject, *aliases), tombstone)
         if erased is None and not earlier:
@@ -129,12 +131,36 @@ class ForgetAPI(Handle):
             ("claims", "archived", "episodes_erased", "episodes_scrubbed", "aliases"), 0)
         return ErasureManifest(request.tombstone, digest, targets=targets, **counts)
 
-    def tombstones(self) -> list[dict[str, object]]:
-        """Every erasure's tombstone, oldest first: its ``id``, ``at`` (microseconds),
-        ``reason``, ``requested_by``, the ``subject_digest``, the ``scope``, the counts
-        ``erased`` and the ``targets`` that confirmed. No name of the subject."""
+    def tombstones(
+        self,
+        *,
+        tenant: ScopeArg = UNSET,
+        user: ScopeArg = UNSET,
+        agent: ScopeArg = UNSET,
+        session: ScopeArg = UNSET,
+    ) -> list[dict[str, object]]:
+        """The tombstones of the erasures asked for in this scope and every scope beneath
+        it (at the root: every one), oldest first, as ``reviews()`` lists reviews: each
+        one's ``id``, ``at`` (microseconds), ``reason``, ``requested_by``, the
+        ``subject_digest``, the ``scope`` it was asked in, the counts ``erased`` and the
+        ``targets`` that confirmed. No name of the subject. A user's handle does not see
+        another user's erasures, nor the root's."""
+        scope = self._at(tenant, user, agent, session)
         self._core.check_open()
-        return _forget_of(self._core.store).tombstones()
+        return [t for t in _forget_of(self._core.store).tombstones()
+                if scope.holds(Scope.from_dict(t["scope"]))]
+
+
+def _fresh_id(wanted: str, earlier: list[dict[str, object]]) -> str:
+    """``wanted``, or ``wanted-2``, ``-3``... where one of the subject's earlier tombstones
+    has it: an injected clock may give two erasures of one subject the same instant."""
+    taken = {t["id"] for t in earlier}
+    n = 1
+    tombstone_id = wanted
+    while tombstone_id in taken:
+        n += 1
+        tombstone_id = f"{wanted}-{n}"
+    return tombstone_id
 
 
 def _ask(target: ErasureTarget, request: ErasureRequest) -> bool:

@@ -220,18 +220,12 @@ def _governance_lines(store: object, scope: Scope, include_log: bool) -> dict[st
     return {
         "archived": [_format.archived_line(r, at) for r, at in store.dump_archived(scope)],
         "tombstones": [_format.tombstone_line(t) for t in store.tombstones()
-                       if _within(scope, Scope.from_dict(t["scope"]))],
+                       if scope.holds(Scope.from_dict(t["scope"]))],
         "reviews": [_format.review_line(r) for r in reviews if "ground" not in r],
         "evidence": [_format.review_line(r) for r in reviews if "ground" in r],
         "log": log,
     }
 
-
-def _within(scope: Scope, row: Scope) -> bool:
-    """Whether ``row`` lies in ``scope``'s subtree (``purge()``'s rule)."""
-    levels = scope.values()
-    deepest = max((i for i, v in enumerate(levels) if v is not None), default=-1)
-    return row.values()[: deepest + 1] == levels[: deepest + 1]
 
 
 @contextlib.contextmanager
