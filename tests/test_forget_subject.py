@@ -185,6 +185,13 @@ def test_scrub_replaces_whole_names_longest_first() -> None:
     assert json.loads(json.dumps(scrub("{}", ())))  == "{}"
 
 
+def test_scrub_finds_a_name_by_its_folded_words_too() -> None:
+    assert scrub("ZOË-ANNE-ZOË, Zoetrope", ("zoë anne", "anne zoe")) == "[erased], Zoetrope"
+    assert scrub("Straße İstanbul", ("strasse", "istanbul")) == "[erased] [erased]"
+    assert scrub("Zoë", ("zoe",)) == "[erased]" and scrub("Zoya", ("zoe",)) == "Zoya"
+    assert scrub("Émile!", ("—",)) == "Émile!"  # a name of no words matches no run
+
+
 def test_an_agent_scope_forgets_its_own_and_leaves_the_users_aliases(clock: Clock) -> None:
     with Memvara(store=SQLiteStore(write_log=False), clock=clock, llm=NullLLM()) as mem:
         mem.alias_entity(ALIAS, NAME, user="u1")
@@ -210,6 +217,21 @@ def test_a_handle_lists_the_tombstones_of_its_own_subtree_only(mem: Memvara) -> 
     assert [t["reason"] for t in mem.tombstones(user="u2")] == ["asked by u2"]
     assert mem.scope(user="u1").tombstones(agent="helper") == []  # nothing asked beneath it
     assert mem.tombstones(user="u3") == []
+
+
+def test_a_name_is_scrubbed_however_a_turn_accents_cases_or_punctuates_it(mem: Memvara) -> None:
+    # An alias is kept as its folded key ("zoe", "o brien"), and a claim's subject as
+    # written: a turn may spell either another way, and every spelling goes.
+    mem.remember("Zorblatt", "likes", "chess")
+    mem.alias_entity("Zoë", "Zorblatt")
+    mem.alias_entity("O'Brien", "Zorblatt")
+    for turn in ("ZOË came by", "zoë and Zoe met", "O'Brien called, then o-brien again",
+                 "Zorblatt-style jokes", "the zoetrope stays"):
+        mem.add(turn)
+    mem.forget_subject("Zorblatt", reason="r", requested_by="q")
+    assert sorted(e.content for e in mem.episodes()) == [
+        "[erased] and [erased] met", "[erased] called, then [erased] again", "[erased] came by",
+        "[erased]-style jokes", "the zoetrope stays"]
 
 
 def test_erasures_of_one_subject_at_one_instant_get_tombstones_of_their_own(mem: Memvara) -> None:

@@ -13,7 +13,7 @@ import unicodedata
 
 from .._errors import InvalidArgumentError
 
-__all__ = ["entity_key"]
+__all__ = ["entity_key", "folded_words"]
 
 # Company-form words dropped from the end of a name. Only trailing ones, and never the
 # whole name: "Inc" alone stays "inc".
@@ -93,3 +93,21 @@ def _fold(name: str) -> str:
     if tokens:
         return " ".join(tokens)
     return " ".join(name.casefold().split())
+
+
+def folded_words(text: str) -> list[tuple[str, int, int]]:
+    """The words of ``text`` (runs of letters, marks and digits), each folded as
+    ``entity_key`` folds (NFKD, accents off Latin/Greek/Cyrillic letters, casefold) with
+    its start and end in ``text``: where a name that folds to a key was written, however
+    it was accented or cased ("ZOË" and "Zoë" for the key "zoe")."""
+    words: list[tuple[str, int, int]] = []
+    start = -1
+    for i, ch in enumerate(f"{text} "):  # a space closes the last word
+        if unicodedata.category(ch)[0] in "LMN":
+            if start < 0:
+                start = i
+        elif start >= 0:
+            folded = _strip_accents(unicodedata.normalize("NFKD", text[start:i])).casefold()
+            words.append((folded, start, i))
+            start = -1
+    return words

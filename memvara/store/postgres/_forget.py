@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._domain.erasure import distinct_names, like_pattern, scrub
+from ..._domain.erasure import distinct_names, scrub
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
@@ -159,11 +159,16 @@ class Forgetting(Archive):
     def _scrub_turns(self, conn: Any, where: str, params: list[object],
                      names: tuple[str, ...]) -> int:
         """Replace ``names`` in every turn of the subtree that holds one: text, tokens and
-        content digest; the old vector goes (it encoded the name)."""
-        likes = " OR ".join("content ILIKE %s" for _ in names)
-        rows = self._exec(conn, f"SELECT rowid, content, tokens FROM episodes WHERE {where}"
-                          f" AND ({likes}) ORDER BY rowid FOR UPDATE",
-                          [*params, *map(like_pattern, names)]).fetchall()
+        content digest; the old vector goes (it encoded the name). Every turn of the
+        subtree is read, unlocked: a name may be written with accents or punctuation its
+        folded key lacks ("Zoë" for "zoe"), which no ``ILIKE`` finds; the turns ``scrub``
+        changes are then locked and read again."""
+        every = self._exec(conn, f"SELECT rowid, content FROM episodes WHERE {where}",
+                           params).fetchall()
+        named = [rowid for rowid, old in every if scrub(old, names) != old]
+        rows = self._exec(conn, "SELECT rowid, content, tokens FROM episodes"
+                          " WHERE rowid = ANY(%s) ORDER BY rowid FOR UPDATE",
+                          [named]).fetchall() if named else []
         changed = [(rowid, scrub(old, names), tokens) for rowid, old, tokens in rows
                    if scrub(old, names) != old]
         rowids = [c[0] for c in changed]

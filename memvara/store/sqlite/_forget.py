@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._domain.erasure import distinct_names, like_pattern, scrub
+from ..._domain.erasure import distinct_names, scrub
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
@@ -148,11 +148,11 @@ class Forgetting(Erasure):
         self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
     ) -> tuple[int, list[int]]:
         """Replace ``names`` in every turn of the subtree that holds one: text, index
-        entry and content digest; the old vector goes (it encoded the name)."""
-        likes = " OR ".join("content LIKE ? ESCAPE '\\'" for _ in names)
+        entry and content digest; the old vector goes (it encoded the name). Every turn
+        of the subtree is read: a name may be written with accents or punctuation its
+        folded key lacks ("Zoë" for "zoe"), which no ``LIKE`` finds; ``scrub`` decides."""
         rows = conn.execute(
-            f"SELECT rowid, content, vec_slot FROM episodes WHERE {where} AND ({likes})",
-            [*params, *map(like_pattern, names)]).fetchall()
+            f"SELECT rowid, content, vec_slot FROM episodes WHERE {where}", params).fetchall()
         changed = [(rowid, old, scrub(old, names), slot) for rowid, old, slot in rows]
         changed = [c for c in changed if c[2] != c[1]]
         conn.executemany("INSERT INTO episodes_fts (episodes_fts, rowid, content)"
