@@ -205,19 +205,22 @@ def test_a_store_meta_without_a_version_is_not_a_store(
                       f" WHERE table_schema = '{schema}'") == [(1,)]
 
 
-def test_a_server_without_pgvector_says_how_to_install_it(dsn: str) -> None:
+def test_a_server_without_pgvector_says_how_to_install_it(dsn: str, schema: str) -> None:
     # A role that may not create the extension, in a database that does not have it:
-    # the server's answer, not a mock of it.
-    admin(dsn, "DROP DATABASE IF EXISTS memvara_novector", "DROP ROLE IF EXISTS memvara_plain",
-          "CREATE ROLE memvara_plain LOGIN PASSWORD 'plain' NOSUPERUSER",
-          "CREATE DATABASE memvara_novector OWNER memvara_plain")
+    # the server's answer, not a mock of it. Named after the test's schema, so two runs
+    # on one server do not share them.
+    role, database = f"{schema}_plain", f"{schema}_novector"
+    admin(dsn, f"DROP DATABASE IF EXISTS {database}", f"DROP ROLE IF EXISTS {role}",
+          f"CREATE ROLE {role} LOGIN PASSWORD 'plain' NOSUPERUSER",
+          f"CREATE DATABASE {database} OWNER {role}")
     import psycopg
 
-    plain = psycopg.conninfo.make_conninfo(dsn, user="memvara_plain", password="plain",
-                                           dbname="memvara_novector")
-    with pytest.raises(StoreError, match="no pgvector.*CREATE EXTENSION vector"):
-        PostgresStore(plain)
-    admin(dsn, "DROP DATABASE memvara_novector", "DROP ROLE memvara_plain")
+    plain = psycopg.conninfo.make_conninfo(dsn, user=role, password="plain", dbname=database)
+    try:
+        with pytest.raises(StoreError, match="no pgvector.*CREATE EXTENSION vector"):
+            PostgresStore(plain)
+    finally:
+        admin(dsn, f"DROP DATABASE {database}", f"DROP ROLE {role}")
 
 
 def test_a_role_that_may_only_read_is_told_to_open_read_only(dsn: str, schema: str) -> None:
