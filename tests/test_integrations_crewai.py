@@ -34,6 +34,7 @@ from memvara.integrations.crewai import RECORD_PREDICATE, MemvaraStorage  # noqa
 
 from memvara.schema import Cardinality  # noqa: E402
 
+from .claim_reads import claims_read  # noqa: E402
 from .conftest import Clock  # noqa: E402
 
 _EMBEDDER = HashingEmbedder(dim=64)
@@ -345,20 +346,6 @@ def test_an_embedding_of_another_width_is_refused_at_save_and_search_keeps_worki
     assert [r.content for r, _ in storage.search([1.0, 0.0])] == ["kept", "b"]
 
 
-def _claims_read(memory: Memvara, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many claims each of the store's claim listings hands back, call by call."""
-    store, counts = memory._core.store, []
-    listing = store.find_claims
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        claims = listing(*args, **kwargs)
-        counts.append(len(claims))
-        return claims
-
-    monkeypatch.setattr(store, "find_claims", counted)
-    return counts
-
-
 def test_the_width_check_reads_a_few_records_however_many_are_stored(
     mem: Memvara, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -368,7 +355,7 @@ def test_the_width_check_reads_a_few_records_however_many_are_stored(
     # once, then looks up the record that said it, by its slot, on each save.
     MemvaraStorage(mem).save([record(f"note {i}") for i in range(300)])
     MemvaraStorage(mem.scope(user="alice")).save([record("a narrower scope's")])
-    read = _claims_read(mem, monkeypatch)
+    read = claims_read(mem, monkeypatch)
     storage = MemvaraStorage(mem)
     storage.save([record("one more")])
     for i in range(5):

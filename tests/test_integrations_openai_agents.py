@@ -37,6 +37,7 @@ from memvara.schema import Cardinality, Volatility  # noqa: E402
 from memvara.integrations._locks import item_lock  # noqa: E402
 from memvara.integrations.openai_agents import ITEM_PREDICATE, MemvaraSession  # noqa: E402
 
+from .claim_reads import claims_read  # noqa: E402
 from .conftest import Clock, FakeLLM  # noqa: E402
 
 
@@ -165,20 +166,6 @@ def test_two_session_objects_for_one_session_lose_no_item_side_by_side(mem: Memv
     assert run(second.get_items()) == []
 
 
-def _claims_read(memory: Memvara, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many claims each of the store's claim listings hands back, call by call."""
-    store, counts = memory._core.store, []
-    listing = store.find_claims
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        claims = listing(*args, **kwargs)
-        counts.append(len(claims))
-        return claims
-
-    monkeypatch.setattr(store, "find_claims", counted)
-    return counts
-
-
 def test_an_append_reads_a_few_claims_however_long_the_session(
     db_path: str, clock: Clock, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -189,11 +176,11 @@ def test_an_append_reads_a_few_claims_however_long_the_session(
     with Memvara(db_path, clock=clock) as memory:
         run(MemvaraSession("s1", memory, learn=False).add_items(
             [_user(f"m{i}") for i in range(300)]))
-        read = _claims_read(memory, monkeypatch)
+        read = claims_read(memory, monkeypatch)
         run(MemvaraSession("s1", memory, learn=False).add_items([_user("a new object")]))
         assert sum(read) <= 4, read
     with Memvara(db_path, clock=clock) as reopened:
-        read = _claims_read(reopened, monkeypatch)
+        read = claims_read(reopened, monkeypatch)
         session = MemvaraSession("s1", reopened, learn=False)
         run(session.add_items([_user("after a reopen")]))
         run(session.add_items([_user("and again")]))

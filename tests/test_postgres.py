@@ -205,6 +205,18 @@ def test_a_store_meta_without_a_version_is_not_a_store(
                       f" WHERE table_schema = '{schema}'") == [(1,)]
 
 
+def note_advisory_locks(dsn: str, schema: str, event: str) -> None:
+    """A trigger that notes, in table ``held``, how many advisory (slot) locks the
+    writing connection holds at each ``event`` statement on the claims table: the
+    lock order read off the server, not timed from a race."""
+    admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
+          f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
+          f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
+          " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
+          f"CREATE TRIGGER note_locks BEFORE {event} ON {schema}.claims"
+          f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+
+
 def test_a_server_without_pgvector_says_how_to_install_it(dsn: str, schema: str) -> None:
     # A role that may not create the extension, in a database that does not have it:
     # the server's answer, not a mock of it. Named after the test's schema, so two runs
@@ -565,12 +577,7 @@ def test_a_batch_locks_every_slot_it_writes_before_it_writes_any(dsn: str, schem
     # write). A trigger notes how many advisory locks the writer held when the batch's
     # first claim row went in: all of them, across scopes too.
     with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
-        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
-              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
-              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
-              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NEW; END $$",
-              f"CREATE TRIGGER note_locks BEFORE INSERT ON {schema}.claims"
-              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        note_advisory_locks(dsn, schema, "INSERT")
         u1, u2 = Scope(user="u1"), Scope(user="u2")
         mem.remember_many([Claim("y", "lives_in", "Oslo", scope=u2), Claim("x", "lives_in", "Rome", scope=u1),
                            Claim("x", "lives_in", "Bonn", scope=u1), Claim("z", "lives_in", "Kyiv", scope=u2)])
@@ -585,12 +592,7 @@ def test_an_erase_waits_for_a_writer_settling_the_claims_slot(dsn: str, schema: 
     # advisory locks it held as it deleted the row.
     with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
         cid = mem.remember("alice", "lives_in", "Oslo", user="u1").added[0].id
-        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
-              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
-              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
-              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN OLD; END $$",
-              f"CREATE TRIGGER note_locks BEFORE DELETE ON {schema}.claims"
-              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        note_advisory_locks(dsn, schema, "DELETE")
         assert mem.erase(cid, user="u1") and not mem.erase(cid, user="u1")
         assert admin(dsn, f"SELECT locks FROM {schema}.held") == [(1,)]
         assert mem.count(states=STATES, user="u1") == 0
@@ -603,12 +605,7 @@ def test_a_revert_locks_the_slots_before_it_retires_the_mistake(dsn: str, schema
     with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
         mem.remember("alice", "lives_in", "Oslo")
         mistake = mem.remember("alice", "lives_in", "Rome").added[0]
-        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
-              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
-              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
-              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
-              f"CREATE TRIGGER note_locks BEFORE UPDATE ON {schema}.claims"
-              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        note_advisory_locks(dsn, schema, "UPDATE")
         assert [c.object for c in mem.revert(mistake.id).added] == ["Oslo"]
         held = admin(dsn, f"SELECT locks FROM {schema}.held")
         assert held and all(n == (1,) for n in held), held
@@ -623,12 +620,7 @@ def test_a_consolidation_locks_the_slots_it_changes_first(dsn: str, schema: str,
             mem.remember(who, "likes", "tea")
             clock.advance(days=1)
             mem.remember(who, "likes", "Tea")  # a duplicate to merge
-        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
-              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
-              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
-              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
-              f"CREATE TRIGGER note_locks BEFORE UPDATE OF salience, memory_type ON {schema}.claims"
-              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        note_advisory_locks(dsn, schema, "UPDATE OF salience, memory_type")
         clock.advance(days=30)
         assert mem.consolidate()["decayed"] > 0
         held = admin(dsn, f"SELECT locks FROM {schema}.held")
@@ -642,12 +634,7 @@ def test_delete_and_supersede_lock_the_claims_slot_before_they_read_it(dsn: str,
     with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
         tea = mem.remember("alice", "likes", "tea").added[0]
         oslo = mem.remember("alice", "lives_in", "Oslo").added[0]
-        admin(dsn, f"CREATE TABLE {schema}.held (locks BIGINT)",
-              f"CREATE FUNCTION {schema}.note_locks() RETURNS trigger LANGUAGE plpgsql AS $$"
-              f" BEGIN INSERT INTO {schema}.held SELECT count(*) FROM pg_locks WHERE"
-              " locktype = 'advisory' AND pid = pg_backend_pid(); RETURN NULL; END $$",
-              f"CREATE TRIGGER note_locks BEFORE UPDATE ON {schema}.claims"
-              f" FOR EACH STATEMENT EXECUTE FUNCTION {schema}.note_locks()")
+        note_advisory_locks(dsn, schema, "UPDATE")
         assert mem.delete(tea.id) and not mem.delete("c999-00000000")
         mem.supersede(oslo.id, Claim("alice", "lives_in", "Rome"))
         assert admin(dsn, f"SELECT locks FROM {schema}.held") == [(1,), (1,)]
