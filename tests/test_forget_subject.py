@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memvara import Claim, Memvara, SQLiteStore
+from memvara import Claim, Memvara, SQLiteStore, export_jsonl
 from memvara._domain.erasure import ErasureRequest, scrub
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
@@ -232,6 +232,24 @@ def test_a_name_is_scrubbed_however_a_turn_accents_cases_or_punctuates_it(mem: M
     assert sorted(e.content for e in mem.episodes()) == [
         "[erased] and [erased] met", "[erased] called, then [erased] again", "[erased] came by",
         "[erased]-style jokes", "the zoetrope stays"]
+
+
+def test_a_ground_naming_the_subject_is_scrubbed_and_one_it_makes_an_echo_goes(
+    mem: Memvara, tmp_path: Path,
+) -> None:
+    # A ground is any string naming a source; a URL or a note may hold the name. Two
+    # grounds that differ only by it become one, counted once as an echo is.
+    mem.remember(NAME, "likes", "chess")
+    mem.remember("ann", "lives_in", "Oslo")
+    mem.observe("ann", "lives_in", "Rome", support=[
+        f"https://crm/{NAME.lower()}/1", f"call with {NAME}", f"call with {NAME.upper()}", "doc 7"])
+    mem.forget_subject(NAME, reason="r", requested_by="q")
+    export_jsonl(mem, str(tmp_path / "out.jsonl"))
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert sorted(line["ground"] for line in lines if line.get("type") == "evidence") == [
+        "call with [erased]", "doc 7", "https://crm/[erased]/1"]
+    assert [r.grounds for r in mem.reviews()] == [3]
+    assert NAME.lower() not in (tmp_path / "out.jsonl").read_text().lower()
 
 
 def test_erasures_of_one_subject_at_one_instant_get_tombstones_of_their_own(mem: Memvara) -> None:

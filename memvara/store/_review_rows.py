@@ -9,7 +9,7 @@ from typing import Any
 
 from .._domain.review import review_id
 
-__all__ = ["EVIDENCE_COLUMNS", "REVIEW_COLUMNS", "evidence_record", "review_record"]
+__all__ = ["EVIDENCE_COLUMNS", "REVIEW_COLUMNS", "evidence_record", "ground_echo", "review_record"]
 
 _LEVELS = "s_tenant, s_user, s_agent, s_session"
 
@@ -19,6 +19,19 @@ REVIEW_COLUMNS = (f"rowid, {_LEVELS}, subject, subject_key, predicate, object, o
 EVIDENCE_COLUMNS = (f"review, {_LEVELS}, subject_key, predicate, object_key, polarity, ground,"
                     " observed_at, actor")
 """What ``evidence_record`` reads from an ``evidence`` row, in order."""
+
+
+_TWIN = " AND ".join(f"o.{c} = evidence.{c}" for c in (
+    "s_tenant", "s_user", "s_agent", "s_session", "subject_key", "predicate", "object_key", "polarity"))
+
+
+def ground_echo(mark: str) -> str:
+    """``DELETE`` the evidence row ``mark`` names (its rowid, then a ground) when another
+    row of its value already has that ground: an erasure scrubbing a name from a ground
+    (``[erased]`` for it) may make two of a value's grounds one, which counts once, as an
+    echo does. ``mark`` is the backend's placeholder (``?`` or ``%s``)."""
+    return (f"DELETE FROM evidence WHERE rowid = {mark} AND EXISTS (SELECT 1 FROM evidence o"
+            f" WHERE o.rowid <> evidence.rowid AND {_TWIN} AND o.ground = {mark})")
 
 
 def _scope(levels: Sequence[Any]) -> dict[str, str | None]:

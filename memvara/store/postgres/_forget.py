@@ -21,6 +21,7 @@ from ..._domain.erasure import distinct_names, scrub
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
+from .._review_rows import ground_echo
 from . import _sql
 from ._archive import Archive
 from ._writes import content_hash
@@ -122,6 +123,7 @@ class Forgetting(Archive):
                 " OR entity_key = ANY(%s))"), [*owner_params, keys, keys]).rowcount
             for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
                 self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}", [*params, keys, keys])
+            self._scrub_grounds(conn, where, params, every)
             scrubbed = self._scrub_turns(conn, where, params, every)
             erased = {
                 "claims": n_claims, "archived": len(archived), "episodes_erased": n_turns,
@@ -155,6 +157,18 @@ class Forgetting(Archive):
                 self._after_commit.append(self._vacuum_scrubbed)
         return {**counts, "claims": counts["claims"] + len(archived),
                 "embeddings": counts["embeddings"] + sum(1 for r in archived if r[0])}
+
+    def _scrub_grounds(self, conn: Any, where: str, params: list[object],
+                       names: tuple[str, ...]) -> None:
+        """Replace ``names`` in the grounds of the subtree's other evidence (a ground is any
+        string naming a source: a URL or a title may hold the name); a ground that then
+        equals another of its value's goes (``ground_echo``)."""
+        rows = self._exec(conn, f"SELECT rowid, ground FROM evidence WHERE {where}"
+                          " ORDER BY rowid FOR UPDATE", params).fetchall()
+        for rowid, old in rows:
+            if (new := scrub(old, names)) != old:
+                self._exec(conn, ground_echo("%s"), [rowid, new])
+                self._exec(conn, "UPDATE evidence SET ground = %s WHERE rowid = %s", [new, rowid])
 
     def _scrub_turns(self, conn: Any, where: str, params: list[object],
                      names: tuple[str, ...]) -> int:

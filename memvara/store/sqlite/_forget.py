@@ -21,6 +21,7 @@ from ..._domain.erasure import distinct_names, scrub
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
+from .._review_rows import ground_echo
 from . import _sql
 from ._episodes import content_hash
 from ._erasure import Erasure
@@ -107,6 +108,7 @@ class Forgetting(Erasure):
                 f" OR entity_key IN ({marks}))", [*owner_params, *keys, *keys]).rowcount
             for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
                 conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}", [*params, *keys, *keys])
+            self._scrub_grounds(conn, where, params, every)
             scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, every)
             erased = {
                 "claims": len(claim_slots), "archived": len(archived), "episodes_erased": n_turns,
@@ -143,6 +145,18 @@ class Forgetting(Erasure):
             self._zero_vectors("claims", vectors)
         return {**counts, "claims": counts["claims"] + len(slots),
                 "embeddings": counts["embeddings"] + len(vectors)}
+
+    def _scrub_grounds(
+        self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
+    ) -> None:
+        """Replace ``names`` in the grounds of the subtree's other evidence (a ground is any
+        string naming a source: a URL or a title may hold the name); a ground that then
+        equals another of its value's goes (``ground_echo``)."""
+        rows = conn.execute(f"SELECT rowid, ground FROM evidence WHERE {where}", params).fetchall()
+        for rowid, old in rows:
+            if (new := scrub(old, names)) != old:
+                conn.execute(ground_echo("?"), (rowid, new))
+                conn.execute("UPDATE evidence SET ground = ? WHERE rowid = ?", (new, rowid))
 
     def _scrub_turns(
         self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
