@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from memvara import Claim, Episode, Memvara
 
 from .conftest import JAN, JUN, MAR, Clock, FakeLLM
@@ -57,6 +59,18 @@ def test_headers_episodes_and_nothing_found(clock: Clock) -> None:
         assert block.splitlines() == [
             "Facts:", "- user ordered a kettle",
             "Turns: not a second line", "- [user, 24 June 2026] my kettle arrived broken"]
+
+
+def test_a_value_whose_known_end_is_still_ahead_is_not_history(mem: Memvara) -> None:
+    """A contract that ends next spring still holds today: it is not "no longer true"."""
+    mem.remember("user", "likes", "green tea", valid_from=JAN, recorded_at=JAN)
+    next_spring = datetime(2027, 3, 1, tzinfo=timezone.utc)
+    mem.remember("user", "likes", "jazz", valid_from=JAN, valid_to=next_spring, recorded_at=JAN)
+    mem.remember("user", "likes", "opera", valid_from=JAN, valid_to=MAR, recorded_at=JAN)
+    assert sorted(c.object for c in mem.get_all()) == ["green tea", "jazz"]  # jazz holds now
+    block = mem.recall("green tea", include_history=True)
+    assert "jazz" not in block
+    assert block.endswith("- user likes opera (until 1 March 2026)")
 
 
 def test_a_slot_with_many_live_values_is_looked_up_once(mem: Memvara) -> None:

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from .._domain.blocks import EPISODE_HEADER, HEADER, HISTORY_HEADER
 from .._domain.model import Claim, Episode, Scope, TimeQuery
+from .._domain.time import to_micros
 from ..store.base import Store
 
 __all__ = ["EPISODE_HEADER", "HEADER", "HISTORY_HEADER", "earlier_values", "render"]
@@ -81,5 +82,12 @@ def earlier_values(
         seen.add(slot)
         timeline = store.slot_history(
             claim.scope, keys, claim.predicate, TimeQuery(known_at=now, valid_at=None))
-        past.extend(c for c in timeline if c.state == "ended" and c.id not in shown)
+        past.extend(c for c in timeline if c.id not in shown and _ended_by(c, now))
     return past
+
+
+def _ended_by(claim: Claim, now: int) -> bool:
+    """Whether ``claim`` is believed and its valid time is over at ``now``: a known end
+    still ahead (a contract running to next spring) leaves the fact true today."""
+    return (claim.invalidated_at is None and claim.valid_to is not None
+            and to_micros(claim.valid_to, "valid_to") <= now)
