@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from memvara import Scope, StoreError
+from memvara import ClaimNotFoundError, Scope, StoreError
 from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_hash
 from memvara._read import audit
 
@@ -161,7 +161,8 @@ def test_a_claim_waiting_for_its_vector_is_left_for_the_next_run(
         assert isinstance(store, PostgresStore)
         now = int(clock.now.timestamp() * 1_000_000)
         assert store.archive_claims(Scope(), {"ended": now}, None, now)["ended"] == 0
-        assert store.restore_archived(Scope(), ["c77-00000000"]) == []
+        with pytest.raises(ClaimNotFoundError, match="claim_ids: .*c77-00000000"):
+            store.restore_archived(Scope(), ["c77-00000000"])  # checked again in its transaction
 
 
 def test_the_archive_keeps_every_column_and_the_row_comes_back_whole(

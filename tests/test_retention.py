@@ -187,7 +187,8 @@ def test_a_claim_waiting_for_its_vector_is_left_for_the_next_run(mem: Memvara, c
         store._writer.execute("UPDATE claims SET vec_slot = NULL WHERE id = ?", (porto.id,))
     now = int(clock.now.timestamp() * 1_000_000)
     assert store.archive_claims(Scope(), {"ended": now}, None, now)["ended"] == 0
-    assert store.restore_archived(Scope(), ["c77-00000000"]) == []
+    with pytest.raises(ClaimNotFoundError, match="claim_ids: .*c77-00000000"):
+        store.restore_archived(Scope(), ["c77-00000000"])  # checked again in its transaction
 
 
 def test_the_archive_has_every_column_of_the_claims_table(mem: Memvara) -> None:
@@ -234,6 +235,22 @@ def test_a_bound_already_met_moves_nothing_more_and_an_unlogged_store_prunes_too
             "ended": 1, "retired": 1, "evicted": 0}
         assert mem.restore_archived([porto.id]) == [porto.id]
         assert mem.store.log_records(0, 10) == []  # type: ignore[attr-defined]
+
+
+def test_a_claim_restored_by_another_writer_meanwhile_is_named_not_skipped(
+        mem: Memvara, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two restores of one claim at once: both found it archived, and the second put
+    back nothing and said nothing. The store's own transaction checks it again."""
+    porto = mem.remember("maya", "lives_in", "Porto").added[0]
+    clock.advance(days=10)
+    mem.prune(timedelta(days=1), states=("live",))
+    store = mem.store
+    stale = store.archived_claims(Scope())  # type: ignore[attr-defined]
+    assert mem.restore_archived([porto.id]) == [porto.id]  # the other writer's
+    monkeypatch.setattr(store, "archived_claims", lambda *args, **kwargs: stale)
+    with pytest.raises(ClaimNotFoundError, match=f"claim_ids: .*{porto.id}.*meanwhile"):
+        mem.restore_archived([porto.id])
+    assert [c.id for c in mem.get_all()] == [porto.id] and mem.verify().ok
 
 
 def test_a_live_claim_is_not_restored_beside_a_newer_value_of_its_single_valued_slot(

@@ -153,7 +153,8 @@ class RetentionAPI(Handle):
     def _refuse_second_values(self, claims: list[Claim]) -> None:
         """``InvalidArgumentError`` if a live claim of a single-valued slot would come
         back beside the live value the slot took meanwhile (the slot's rule is that
-        it holds one)."""
+        it holds one). The claim itself live again (another writer restored it since the
+        archive was read) is the store's to refuse, by name."""
         now = self._core.writer.now()
         for claim in claims:
             if claim.state != "live" or \
@@ -163,7 +164,7 @@ class RetentionAPI(Handle):
             for other in self._core.store.slot_history(
                     claim.scope, keys, claim.predicate, resolve_time(None, None, None, now)):
                 if other.state == "live" and other.scope == claim.scope \
-                        and other.polarity == claim.polarity:
+                        and other.polarity == claim.polarity and other.id != claim.id:
                     raise InvalidArgumentError(
                         "claim_ids", f"{claim.id} would be live beside {other.id}, the value"
                         f" its single-valued slot ({claim.subject!r:.40}, {claim.predicate})"

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .._domain.ledger import Anchor
+from .._errors import ClaimNotFoundError
 from .._domain.model import Claim, Scope
 from .._domain.review import Review
 from ._transfer import ClaimRecord
 
 __all__ = [
     "ArchiveStore", "ForgetStore", "GovernanceTransferStore", "LogRecord", "ReviewStore",
-    "SubjectErasure", "Tombstone", "WriteLogStore",
+    "SubjectErasure", "Tombstone", "WriteLogStore", "still_archived",
 ]
 
 LogRecord = tuple[int, int, str, str, str, str]
@@ -90,6 +91,18 @@ class WriteLogStore(Protocol):
         ``named`` write, or the ``ClaimRecord`` a restore carried; ``None`` when none
         was (its actor is then its scope's default: ``default_actor``)."""
         ...
+
+
+def still_archived(claim_ids: Collection[str], found: Collection[str]) -> None:
+    """Inside ``restore_archived``'s transaction, given the ids it ``found`` archived:
+    ``ClaimNotFoundError`` (nothing is restored) unless every id asked for is among them. The caller checked
+    before the transaction began; another writer may have restored or erased one since."""
+    held = set(found)
+    gone = [i for i in claim_ids if i not in held]
+    if gone:
+        raise ClaimNotFoundError(gone[0], f"the archive no longer holds claim {', '.join(gone[:5])}"
+                                 " (restored or erased meanwhile); nothing was restored",
+                                 argument="claim_ids")
 
 
 @runtime_checkable

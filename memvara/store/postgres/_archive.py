@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..._domain.model import Claim, Scope
+from .._governance import still_archived
 from .._transfer import ClaimRecord
 from ..sqlite._rows import ARCHIVED_COLUMNS, archived_record, claim_rowid, decode_claim
 from . import _sql
@@ -131,9 +132,11 @@ class Archive(WriteLog):
             params = [*params, [claim_rowid(i) for i in claim_ids], list(claim_ids)]
         columns = self._claim_columns
         with self._writing() as conn:
-            rows = self._exec(conn, f"SELECT rowid, text FROM claims_archive WHERE {where}"
+            rows = self._exec(conn, f"SELECT rowid, text, id FROM claims_archive WHERE {where}"
                               " ORDER BY rowid FOR UPDATE", params).fetchall()
             rowids = [int(r[0]) for r in rows]
+            if claim_ids is not None:
+                still_archived(claim_ids, [r[2] for r in rows])
             self._exec(conn, f"INSERT INTO claims ({columns}) SELECT {columns} FROM claims_archive"
                        " WHERE rowid = ANY(%s)", [rowids])
             self._exec(conn, (

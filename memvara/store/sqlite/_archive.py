@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from ..._domain.model import Claim, Scope
 from ..._errors import StoreError
+from .._governance import still_archived
 from .._transfer import ClaimRecord
 from . import _sql
 from ._core import StoreCore
@@ -151,6 +152,9 @@ class Archive(StoreCore):
         with self._writing() as conn:
             columns = self._columns(conn)
             self._pick(conn, f"SELECT rowid FROM claims_archive WHERE {where}{chosen}", params)
+            if claim_ids is not None:
+                still_archived(claim_ids, [r for (r,) in conn.execute(
+                    f"SELECT id FROM claims_archive WHERE rowid IN (SELECT rowid FROM {_PICKED})")])
             back = f"rowid IN (SELECT rowid FROM {_PICKED})"
             conn.execute(f"INSERT INTO claims ({columns}) SELECT {columns} FROM claims_archive"
                          f" WHERE {back}")
