@@ -153,8 +153,18 @@ def test_stores_in_two_schemas_share_a_database_and_nothing_else(dsn: str, clock
 
 def test_an_unreachable_server_is_named_by_host_and_port() -> None:
     pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
-    with pytest.raises(StoreError, match=r"cannot reach PostgreSQL at 127\.0\.0\.1:1\b"):
+    with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at 127\.0\.0\.1:1\b"):
         PostgresStore("postgresql://nobody:x@127.0.0.1:1/none")
+
+
+def test_a_server_that_refuses_the_connection_is_not_called_unreachable(dsn: str) -> None:
+    # A reachable server refusing the login (no such database, here) was worded
+    # "cannot reach"; libpq's own reason after the host and port says which it was.
+    import psycopg
+
+    missing = psycopg.conninfo.make_conninfo(dsn, dbname="memvara_no_such_database")
+    with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at .*:\d+: .*memvara_no_such_database"):
+        PostgresStore(missing)
 
 
 @pytest.mark.parametrize(("dsn_arg", "schema_arg", "named"), [

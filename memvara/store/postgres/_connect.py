@@ -117,7 +117,8 @@ class Connections:
         try:
             conn = self._pg.connect(self._dsn, autocommit=True, connect_timeout=10)
         except self._pg.OperationalError as exc:
-            raise StoreError(f"cannot reach PostgreSQL at {self._where}: {exc}".strip()) from exc
+            # unreachable, a wrong password, no such database: libpq's reason says which
+            raise StoreError(f"cannot connect to PostgreSQL at {self._where}: {exc}".strip()) from exc
         try:
             if create:
                 self._create(conn)
