@@ -498,6 +498,9 @@ def test_a_persisted_spec_whose_alias_is_taken_is_skipped(db_path: str, clock: C
     ("has_pet", "user does not have pet Paris"),
     ("studies", "user does not study Paris"),
     ("watches", "user does not watch Paris"),
+    ("status", "user status is not Paris"),  # a noun that ends in -s is not a verb
+    ("his_name", "user his name is not Paris"),
+    ("alias", "user alias is not Paris"),
 ])
 def test_a_negative_claim_reads_as_a_negative_sentence(
     mem: Memvara, predicate: str, text: str

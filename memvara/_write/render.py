@@ -16,6 +16,10 @@ def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
 
 _BE = {"is": "is not", "are": "are not", "was": "was not", "were": "were not",
        "has": "does not have", "have": "does not have", "can": "cannot"}
+_NOUN_ENDINGS = ("ss", "us", "is", "as")
+"""Endings of words in -s that are not a verb in the third person (``address``,
+``status``, ``his``, ``alias``): "has", "is" and "was" are read as forms of "be" and
+"have" before this is asked."""
 _PARTICIPLES = ("born", "married", "allergic", "based", "located", "engaged", "divorced",
                 "working", "living", "employed", "interested", "related")
 
@@ -31,7 +35,7 @@ def _negated(subject: str, words: list[str], obj: str) -> str:
         return f"{subject} {_BE[head]}{tail} {obj}"
     if head in _PARTICIPLES:
         return f"{subject} {'was' if head == 'born' else 'is'} not {head}{tail} {obj}"
-    if head.endswith("s") and not head.endswith("ss"):  # lives in, likes, speaks
+    if head.endswith("s") and not head.endswith(_NOUN_ENDINGS):  # lives in, likes, speaks
         return f"{subject} does not {_base(head)}{tail} {obj}"
     return f"{subject} {' '.join(words)} is not {obj}"
 
