@@ -179,8 +179,10 @@ class Claim:
     Transaction time (``recorded_at``, ``invalidated_at``) is when the store believed it.
     ``valid_to_known_at`` is the instant (on the belief clock) the end of valid time was
     learned: to a reader asking about an earlier moment, the claim is still open-ended.
-    A ``None`` end is open. Build one to pass to ``supersede()``; the store fills in
-    ``id``, the times and the rendered ``text`` when it is written.
+    A ``None`` end is open; an end is excluded (the fact holds up to, not at, ``valid_to``,
+    and is believed up to, not at, ``invalidated_at``). Build one to pass to
+    ``supersede()``; the store fills in ``id``, the times and the rendered ``text`` when
+    it is written.
     """
 
     subject: str
