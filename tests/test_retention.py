@@ -220,6 +220,7 @@ def test_a_store_without_an_archive_says_so(clock: Clock) -> None:
         for call in (lambda: mem.prune(timedelta(0)), mem.restore_archived, mem.archived):
             with pytest.raises(StoreError, match="keeps no archive"):
                 call()
+        assert mem.erase("c999-00000000") is False  # nothing to erase, and no archive to look in
 
 
 def test_a_huge_older_than_prunes_nothing(mem: Memvara, clock: Clock) -> None:

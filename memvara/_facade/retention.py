@@ -27,10 +27,12 @@ def erase_even_archived(store: Store, claim_id: str, scope: Scope, sources: bool
     with store.transaction():
         if store.erase_claim(claim_id, scope, sources=sources)["claims"]:
             return True
-        if not isinstance(store, ArchiveStore) or all(
-                claim.id != claim_id for claim, _ in store.archived_claims(scope)):
+        if not isinstance(store, ArchiveStore):
             return False
-        store.restore_archived(scope, [claim_id])
+        try:  # the store checks the archive holds it, and restores nothing if not
+            store.restore_archived(scope, [claim_id])
+        except ClaimNotFoundError:
+            return False
         return store.erase_claim(claim_id, scope, sources=sources)["claims"] > 0
 
 
