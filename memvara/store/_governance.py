@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .._domain.ledger import Anchor
-from .._errors import ClaimNotFoundError
 from .._domain.model import Claim, Scope
 from .._domain.review import Review
+from .._errors import ClaimNotFoundError
 from ._transfer import ClaimRecord
 
 __all__ = [
@@ -95,8 +95,9 @@ class WriteLogStore(Protocol):
 
 def still_archived(claim_ids: Collection[str], found: Collection[str]) -> None:
     """Inside ``restore_archived``'s transaction, given the ids it ``found`` archived:
-    ``ClaimNotFoundError`` (nothing is restored) unless every id asked for is among them. The caller checked
-    before the transaction began; another writer may have restored or erased one since."""
+    ``ClaimNotFoundError`` (nothing is restored) unless every id asked for is among
+    them. A caller that checked before the transaction began may have been overtaken by
+    another writer restoring or erasing one since."""
     held = set(found)
     gone = [i for i in claim_ids if i not in held]
     if gone:

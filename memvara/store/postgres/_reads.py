@@ -18,7 +18,7 @@ from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
 from ._plan import top_matches
 from ._text import bm25_sql
-from ._writes import _EPISODE_COLUMNS, CLAIM_COLUMNS, LOCK_SLOT, Writes, episode_of, slot_lock
+from ._writes import _EPISODE_COLUMNS, CLAIM_COLUMNS, Writes, episode_of
 
 __all__ = ["Reads"]
 
@@ -40,14 +40,10 @@ class Reads(Writes):
         first, as an erase of it and a writer settling it lock it, so none of them
         changes the row between this read and that change."""
         where, params = _sql.scope_visible(scope)
-        args = [claim_rowid(claim_id), claim_id, *params]
         if self._owner == threading.get_ident():
-            for slot in self._query("SELECT s_tenant, s_user, s_agent, s_session, subject_key,"
-                                    f" predicate FROM claims WHERE rowid = %s AND id = %s AND {where}",
-                                    args):
-                self._exec(self._writer, LOCK_SLOT, [slot_lock(self._schema, slot[:4], slot[4:])])
+            self._lock_claim_slot(self._writer, claim_id, where, params)
         rows = self._query(f"SELECT {CLAIM_COLUMNS} FROM claims WHERE rowid = %s AND id = %s"
-                           f" AND {where}", args)
+                           f" AND {where}", [claim_rowid(claim_id), claim_id, *params])
         return decode_claim(rows[0], None) if rows else None
 
     def _filtered(

@@ -25,7 +25,7 @@ from ..base import SweepWindow
 from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
 from ._reads import Reads
-from ._writes import _LINK, CLAIM_COLUMNS, LOCK_SLOT, slot_lock
+from ._writes import _LINK, CLAIM_COLUMNS, slot_lock
 
 __all__ = ["Upkeep"]
 
@@ -106,9 +106,7 @@ class Upkeep(Reads):
             slots = self._exec(conn, "SELECT DISTINCT s_tenant, s_user, s_agent, s_session,"
                                " subject_key, predicate FROM claims WHERE rowid = ANY(%s)",
                                [[claim_rowid(cid) for cid in changed]]).fetchall()
-            self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
-                       " FROM unnest(%s::text[]) AS k ORDER BY k",
-                       [sorted(slot_lock(self._schema, slot[:4], slot[4:]) for slot in slots)])
+            self._lock_slots(conn, [slot_lock(self._schema, slot[:4], slot[4:]) for slot in slots])
             self._many(conn, "UPDATE claims SET salience = %s WHERE rowid = %s AND id = %s",
                        [(value, claim_rowid(cid), cid) for cid, value in retrieval])
             self._many(conn, "UPDATE claims SET memory_type = %s WHERE rowid = %s AND id = %s",
@@ -162,11 +160,7 @@ class Upkeep(Reads):
         counts = dict.fromkeys(("claims", "episodes", "embeddings", "sources"), 0)
         where, params = _sql.scope_visible(scope)
         with self._writing() as conn:
-            slot = self._exec(conn, "SELECT s_tenant, s_user, s_agent, s_session, subject_key,"
-                              f" predicate FROM claims WHERE rowid = %s AND id = %s AND {where}",
-                              [claim_rowid(claim_id), claim_id, *params]).fetchone()
-            if slot is not None:  # its slot first, as a writer settling it: none is mid-settle
-                self._exec(conn, LOCK_SLOT, [slot_lock(self._schema, slot[:4], slot[4:])])
+            self._lock_claim_slot(conn, claim_id, where, params)  # none is mid-settle
             row = self._exec(conn, f"SELECT sources FROM claims WHERE rowid = %s AND id = %s"
                              f" AND {where} FOR UPDATE",
                              [claim_rowid(claim_id), claim_id, *params]).fetchone()

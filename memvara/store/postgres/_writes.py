@@ -34,7 +34,7 @@ from ._connect import Connections
 from ._schema import TERM_TABLES
 from ._text import Tokenizer
 
-__all__ = ["CLAIM_COLUMNS", "LOCK_SLOT", "Writes", "content_hash", "slot_lock"]
+__all__ = ["CLAIM_COLUMNS", "Writes", "content_hash", "slot_lock"]
 
 CLAIM_COLUMNS = (
     "rowid, id, s_tenant, s_user, s_agent, s_session, subject, predicate, object, polarity,"
@@ -117,10 +117,6 @@ def episode_of(row: Sequence[Any]) -> Episode:
                    scope=scope_of(tenant, user, agent, session), id=eid)
 
 
-LOCK_SLOT = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-"""Lock one slot (``slot_lock``) until the transaction ends."""
-
-
 def slot_lock(schema: str, levels: Sequence[str], slot: Sequence[str]) -> str:
     """The key of a slot's advisory lock: its schema, scope levels, subject key and
     predicate (the lock every writer settling the slot takes, in their sorted order)."""
@@ -129,6 +125,21 @@ def slot_lock(schema: str, levels: Sequence[str], slot: Sequence[str]) -> str:
 
 class Writes(Connections):
     """The write side of ``Store`` (see ``memvara.store.base``)."""
+
+    def _lock_slots(self, conn: Any, locks: Collection[str]) -> None:
+        """Take these slots' locks (``slot_lock`` keys) until the transaction ends, in
+        sorted order: the order every writer takes them in, so none waits on another."""
+        self._exec(conn, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
+                   " FROM unnest(%s::text[]) AS k ORDER BY k", [sorted(locks)])
+
+    def _lock_claim_slot(self, conn: Any, claim_id: str, where: str, params: Sequence[object]) -> None:
+        """Inside a write: lock the slot of claim ``claim_id`` (when ``where`` sees it)
+        before reading it to change it, as a writer settling that slot locks it first."""
+        slot = self._exec(conn, "SELECT s_tenant, s_user, s_agent, s_session, subject_key,"
+                          f" predicate FROM claims WHERE rowid = %s AND id = %s AND {where}",
+                          [claim_rowid(claim_id), claim_id, *params]).fetchone()
+        if slot is not None:
+            self._lock_slots(conn, [slot_lock(self._schema, slot[:4], slot[4:])])
 
     _tokenizer: Tokenizer
 
@@ -254,9 +265,7 @@ class Writes(Connections):
             where += " AND (valid_to IS NULL OR valid_to > %s)"
             params.append(ending_after)
         if self._owner == threading.get_ident():  # a write's settling: lock the slots first
-            locks = sorted(slot_lock(self._schema, levels, slot) for slot in found)
-            self._exec(self._writer, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
-                       " FROM unnest(%s::text[]) AS k ORDER BY k", [locks])
+            self._lock_slots(self._writer, [slot_lock(self._schema, levels, slot) for slot in found])
         keys = list(found)  # outside a write (a preview): a plain read, no lock
         slot_params: list[object]
         if len(keys) == 1:  # a single write's: planned once (see _INSERT_ONE), not per call

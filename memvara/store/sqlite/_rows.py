@@ -170,10 +170,9 @@ _INSERT_HEAD = (
 )
 INSERT_COLUMNS = tuple(_INSERT_HEAD[_INSERT_HEAD.index("(") + 1 : _INSERT_HEAD.index(")")].split(", "))
 """The columns of ``claim_row``'s tuple, in its order."""
-_INSERT_COLUMNS = INSERT_COLUMNS
-INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * len(_INSERT_COLUMNS)) + ")"
+INSERT_SQL = _INSERT_HEAD + "(" + ", ".join(["?"] * len(INSERT_COLUMNS)) + ")"
 
-_USUALLY_NULL = tuple(_INSERT_COLUMNS.index(name) for name in (
+_USUALLY_NULL = tuple(INSERT_COLUMNS.index(name) for name in (
     "valid_to", "valid_to_known_at", "invalidated_at", "invalidated_by", "meta", "sources",
     "vec_slot"))
 """A single write's usual NULLs: no end of valid time (nor when it was learned), not
@@ -181,9 +180,9 @@ retired (nor by what), no meta, no sources, no vector yet (the backlog embeds it
 _usual_nulls = operator.itemgetter(*_USUALLY_NULL)
 _ALL_NULL = (None,) * len(_USUALLY_NULL)
 _bound_of_usual = operator.itemgetter(
-    *(j for j in range(len(_INSERT_COLUMNS)) if j not in _USUALLY_NULL))
+    *(j for j in range(len(INSERT_COLUMNS)) if j not in _USUALLY_NULL))
 _INSERT_USUAL_SQL = _INSERT_HEAD + "(" + ", ".join(
-    "NULL" if j in _USUALLY_NULL else "?" for j in range(len(_INSERT_COLUMNS))) + ")"
+    "NULL" if j in _USUALLY_NULL else "?" for j in range(len(INSERT_COLUMNS))) + ")"
 """``INSERT_SQL`` with ``_USUALLY_NULL`` written in: a bound ``None`` is the dearest
 parameter CPython's ``sqlite3`` binds (~3,000 instructions; it is looked up as an
 adapter, then for ``__adapt__`` and ``__conform__``), and a single write binds seven."""
