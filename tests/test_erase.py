@@ -174,3 +174,17 @@ def test_an_archived_claim_erased_leaves_no_byte_in_the_file(tmp_path: Path) -> 
         assert b"quixotown" in b"".join(p.read_bytes() for p in tmp_path.iterdir()).lower()
         assert mem.erase(old.id)
         assert b"quixotown" not in b"".join(p.read_bytes() for p in tmp_path.iterdir()).lower()
+
+
+def test_a_turn_said_again_after_its_erasure_is_kept_not_taken_for_a_copy(mem: Memvara) -> None:
+    """``add()`` compares a turn with the scope's recent ones kept in memory: an erased
+    turn's vector must go with it, or the same words said again are skipped as a
+    "near_duplicate" (lost, and a way to test a guess of what was erased)."""
+    said = f"Yesterday the {TOKEN} people showed me their new flat in town"
+    mem.add(["hello there, how are you", said], user="u1")
+    mem.purge(user="u1")
+    again = mem.add(said, user="u1")
+    assert again.skipped == () and [e.content for e in mem.episodes(user="u1")] == [said]
+    cited = mem.add("I live in Porto", user="u2").added[0]
+    mem.erase(cited.id, sources=True, user="u2")
+    assert mem.add("I live in Porto", user="u2").skipped == ()

@@ -324,3 +324,15 @@ def test_the_scope_owners_first_person_key_is_no_name_to_scrub(mem: Memvara) -> 
     u.add("the user asked about ana")
     u.forget_subject("ana", reason="r", requested_by="q")
     assert [e.content for e in u.episodes()] == ["the user asked about [erased]"]
+
+
+def test_a_turn_said_again_after_the_erasure_is_not_a_copy_of_the_scrubbed_one(mem: Memvara) -> None:
+    """The scrubbed turn's old vector (it encoded the name) leaves the memory's recent
+    turns too: the original words said again are a new turn, not a "near_duplicate",
+    which would confirm a guess of the erased name."""
+    said = f"Yesterday {NAME} showed me the new flat in town"
+    mem.add(["hello there, how are you", said], user="u1")
+    mem.remember(NAME, "lives_in", "Porto", user="u1")
+    assert mem.forget_subject(NAME, reason="r", requested_by="q", user="u1").episodes_scrubbed == 1
+    assert mem.add(said, user="u1").skipped == ()
+    assert said in [e.content for e in mem.episodes(user="u1")]

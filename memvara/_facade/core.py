@@ -81,6 +81,14 @@ class Core:
         self.retriever._embedder = embedder
         self.ingest.use_embedder(embedder)
 
+    def forget_erased(self) -> None:
+        """After an erasure: drop the vectors kept in memory of rows and turns that may be
+        gone, the ones searches computed for waiting rows and the recent turns ``add()``
+        compares a new turn with (an erased turn's vector would make the same words, said
+        again, a skipped "near_duplicate": a test of a guess, and a turn lost)."""
+        self.retriever.forget_waiting()
+        self.ingest.forget_recent()
+
     def check_open(self) -> None:
         if self.closed:
             raise ClosedError("this Memvara is closed; open a new one to keep using the store")

@@ -119,7 +119,7 @@ class ForgetAPI(Handle):
             raise ClaimNotFoundError(
                 subject, f"no claim in this scope names {subject!r:.60}", argument="subject")
         self._core.aliases.reload()
-        self._core.retriever.forget_waiting()
+        self._core.forget_erased()
         request = ErasureRequest(subject, erased.names if erased else (subject,),
                                  erased.claim_ids if erased else (),
                                  erased.episode_ids if erased else (),

@@ -311,6 +311,10 @@ class Ingest:
             return turns, vectors, at
         return [turns[i] for i in keep], vectors[keep], [at[i] for i in keep]
 
+    def forget_recent(self) -> None:
+        """Drop every scope's recent turn vectors: read again from the store when next needed."""
+        self._recent.clear()
+
     def use_embedder(self, embedder: Embedder) -> None:
         """Encode with ``embedder`` from now on; the cached turn vectors were another's."""
         self._embedder = embedder
