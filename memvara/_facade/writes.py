@@ -18,7 +18,6 @@ from .._errors import InvalidArgumentError
 from .._write.background import frozen_turns
 from .._write.consolidate import consolidate as consolidate_store
 from .._write.corrections import check_conflict, revert
-from .._write.retire import delete, forget
 from .core import Handle
 from .governance import check_actor, logged, logged_call
 from .retention import erase_even_archived
@@ -217,8 +216,7 @@ class WriteAPI(Handle):
                 their folded ``entity_key``, the predicate by its canonical name.
             valid_from: when it became true (default: ``recorded_at``).
             valid_to: when it stopped being true (default: open).
-            recorded_at: when we learned it (default: now, from the clock); never
-                before a retirement its slot has recorded (``InvalidTimeError``).
+            recorded_at: when we learned it (default: now, from the clock).
             sources: ids of the episodes or documents it came from.
             text: the line it is indexed and shown as (default: rendered from the triple).
             confidence: from 0 to 1.
@@ -238,15 +236,14 @@ class WriteAPI(Handle):
         scope = self._at(tenant, user, agent, session)
         close = _args.check_close(close)
         writer = self._core.writer
-        now = writer.now()
         claim = writer.build(
-            subject, predicate, obj, scope, now, valid_from=valid_from,
+            subject, predicate, obj, scope, writer.now(), valid_from=valid_from,
             valid_to=valid_to, recorded_at=recorded_at, sources=sources, text=text,
             confidence=confidence, memory_type=memory_type, polarity=polarity,
             extractor=extractor, meta=_meta(meta),
         )
-        with logged(self._core, "remember", scope, actor):  # a given recorded_at: checked
-            return writer.remember([claim], close, now=None if recorded_at is None else now)
+        with logged(self._core, "remember", scope, actor):
+            return writer.remember([claim], close)
 
     def remember_many(
         self,
@@ -294,8 +291,7 @@ class WriteAPI(Handle):
             except InvalidArgumentError as exc:  # named by its place in the batch
                 raise type(exc)(f"claims[{i}].{exc.argument}", exc.problem) from None
         with logged(self._core, "remember_many", scope, actor):
-            return writer.remember(prepared, close, now=now,
-                                   argument=lambda i: f"claims[{i}].recorded_at")
+            return writer.remember(prepared, close)
 
     def check_conflict(
         self,
@@ -421,8 +417,7 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         with logged(self._core, "forget", scope, actor):
-            core = self._core
-            return forget(core.writer, core.store, core.registry, scope, subject, predicate, at)
+            return self._core.writer.forget(scope, subject, predicate, at)
 
     def delete(
         self,
@@ -443,7 +438,7 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         with logged(self._core, "delete", scope, actor):
-            return delete(self._core.writer, self._core.store, scope, claim_id, at)
+            return self._core.writer.delete(scope, claim_id, at)
 
     def erase(
         self,
