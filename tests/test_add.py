@@ -331,3 +331,20 @@ def test_a_classification_with_no_usable_answer_is_not_kept(db_path: str, clock:
         assert model.classify_calls == ["billing_address", "billing_address"]  # asked again
         assert sorted(c.object for c in mem.get_all()) == ["Bramble Cottage", "Coldharbour Road"]
         assert "billing_address" not in mem.registry
+
+
+def test_a_messages_name_is_redacted_as_its_text_is(clock: Clock) -> None:
+    """A message's ``name`` becomes the subject of what it says: an address there must
+    not reach the store either."""
+    from memvara.redact import BasicRedactor
+    from memvara.telemetry import MemoryRecorder
+
+    rec = MemoryRecorder()
+    with Memvara(clock=clock, redactor=BasicRedactor(), telemetry=rec, llm=FakeLLM()) as mem:
+        receipt = mem.add([{"role": "user", "name": "ann@example.com", "content": "I live in Berlin"},
+                           {"role": "user", "name": "bo", "content": "I live in Oslo"}])
+        assert [c.subject for c in receipt.added] == ["[email]", "bo"]
+        rows = mem.store._query("SELECT subject, text FROM claims")  # type: ignore[attr-defined]
+    assert not any("ann@example.com" in str(row) for row in rows)
+    assert rec.total("redact.inspected", field="name") == 2
+    assert rec.total("redact.changed", field="name", script="latin") == 1

@@ -373,10 +373,13 @@ def test_an_empty_list_writes_nothing_and_a_broader_transcript_of_one_name_is_no
 def test_a_redactor_rewrites_what_the_transcript_keeps(clock: Clock) -> None:
     with Memvara(clock=clock, redactor=BasicRedactor()) as memory:
         history = MemvaraChatMessageHistory(memory=memory, session_id="s")
-        history.add_messages([HumanMessage("mail me at ana@example.com"),
+        history.add_messages([HumanMessage("mail me at ana@example.com", name="bo@example.com"),
                               ToolMessage("sent to ana@example.com", tool_call_id="c1")])
         texts = [m.content for m in history.messages]
         assert all("ana@example.com" not in str(text) for text in texts), texts
+        assert history.messages[0].name == "[email]"  # a speaker's name is rewritten too
+        assert all("bo@example.com" not in json.dumps(c.meta) + c.subject
+                   for c in memory.get_all(session="s"))
         assert all("ana@example.com" not in c.text for c in memory.get_all(session="s"))
 
 

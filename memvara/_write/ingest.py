@@ -269,19 +269,10 @@ class Ingest:
         redactor, recorder = self._redactor, self._recorder
         if redactor is None:
             return turns
-        out = []
-        for turn in turns:
-            clean = redactor.redact(turn.content)
-            if not isinstance(clean, str):  # before anything is stored: the text is what it returns
-                raise InvalidArgumentError("redactor", f"redact() must return the text as a string,"
-                                           f" got {type(clean).__name__}")
-            if recorder is not None:
-                script = script_of(turn.content)
-                recorder.record("redact.inspected", field="content", script=script)
-                if clean != turn.content:
-                    recorder.record("redact.changed", field="content", script=script)
-            out.append(Turn(turn.role, clean, turn.ts, turn.name, turn.id))
-        return out
+        return [Turn(turn.role, _redact(redactor, recorder, turn.content, "content"), turn.ts,
+                     # a message's name becomes the subject of what it says: a turn's text too
+                     None if turn.name is None else _redact(redactor, recorder, turn.name, "name"),
+                     turn.id) for turn in turns]
 
     def _not_near_duplicates(
         self,
@@ -470,6 +461,20 @@ def _turns(messages: object, role: str, ts: datetime | None) -> list[Turn]:
                 where, f"expected a string, an Episode or a dict, got {type(item).__name__}"
             )
     return turns
+
+
+def _redact(redactor: Redactor, recorder: Recorder | None, text: str, field: str) -> str:
+    """``text`` as ``redactor`` rewrites it, counted as ``field`` in the telemetry."""
+    clean = redactor.redact(text)
+    if not isinstance(clean, str):  # before anything is stored: the text is what it returns
+        raise InvalidArgumentError("redactor", f"redact() must return the text as a string,"
+                                   f" got {type(clean).__name__}")
+    if recorder is not None:
+        script = script_of(text)
+        recorder.record("redact.inspected", field=field, script=script)
+        if clean != text:
+            recorder.record("redact.changed", field=field, script=script)
+    return clean
 
 
 def _dict_content(value: object, where: str) -> object:

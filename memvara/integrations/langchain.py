@@ -245,6 +245,8 @@ class MemvaraChatMessageHistory(BaseChatMessageHistory):
         if redactor is not None:
             for record in records:
                 record["content"] = redactor.redact(cast(str, record["content"]))
+                if "name" in record:  # a speaker's name, as add() rewrites the turn's
+                    record["name"] = redactor.redact(cast(str, record["name"]))
                 if "tool_calls" in record:
                     record["tool_calls"] = [{**call, "args": redacted(call["args"], redactor)}
                                             for call in cast(list[dict[str, Any]], record["tool_calls"])]
