@@ -4,9 +4,11 @@ later, once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import pytest
 
-from memvara import ExtractionPendingError, LLMError, Memvara, NullLLM
+from memvara import Claim, Episode, ExtractionPendingError, LLMError, Memvara, NullLLM, WriteReceipt
 from memvara.telemetry import MemoryRecorder
 
 from .conftest import Clock, FakeLLM
@@ -82,3 +84,94 @@ def test_a_failing_classifier_costs_the_class_not_the_turn(clock: Clock) -> None
     llm.classify_predicate = broken  # type: ignore[method-assign, assignment]
     with Memvara(clock=clock, llm=llm) as mem:
         assert [c.object for c in mem.add(TURNS[1]).added] == ["Miso"]
+
+
+def test_a_failing_entity_resolver_costs_the_alias_not_the_turn(clock: Clock) -> None:
+    llm = FakeLLM({TURNS[1]: [("user", "has_pet", "Miso")]})
+    asked: list[str] = []
+
+    def down(surface: str, candidates: list[str]) -> str:
+        asked.append(surface)
+        raise LLMError("anthropic: InternalServerError: Error code: 500")
+
+    llm.resolve_entity = down  # type: ignore[attr-defined]
+    with Memvara(clock=clock, llm=llm, user="maya", resolve_entities=True) as mem:
+        mem.remember("maya", "has_pet", "Rex")  # a name to resolve against
+        receipt = mem.add(TURNS)
+        assert asked == ["Miso"]
+        assert sorted(c.text for c in receipt.added) == ["maya has pet Miso", "maya lives in Berlin"]
+        assert len(mem.episodes()) == 2 and receipt.pending == ()
+
+
+def test_a_classification_that_is_no_predicate_spec_is_no_answer(clock: Clock) -> None:
+    llm = FakeLLM({TURNS[1]: [("Miso", "hides_from", "rain")],
+                   "and from thunder": [("Miso", "hides_from", "thunder")]})
+    llm.classify_predicate = lambda name: {"cardinality": "one"}  # type: ignore[method-assign, assignment, return-value]
+    with Memvara(clock=clock, llm=llm) as mem:
+        assert [c.text for c in mem.add(TURNS[1]).added] == ["Miso hides from rain"]
+        second = mem.add("and from thunder")  # the default, MANY: both values hold
+        assert [c.object for c in second.added] == ["thunder"] and second.closed == ()
+        assert not mem.registry.is_known("hides_from")  # nothing unusable was kept
+
+
+class _Meanwhile(FakeLLM):
+    """A model during whose call something else happens to the store."""
+
+    def __init__(self, facts: dict[str, list[tuple[str, str, str]]]) -> None:
+        super().__init__(facts)
+        self.meanwhile: list[Callable[[], object]] = []
+
+    def extract(self, turns: Sequence[Episode]) -> list[Claim]:
+        claims = super().extract(turns)
+        while self.meanwhile:
+            self.meanwhile.pop(0)()
+        return claims
+
+
+def _waiting(mem: Memvara, llm: _Meanwhile, turns: list[str], session: str | None = None,
+             ) -> tuple[str, ...]:
+    llm.fail = True
+    with pytest.raises(ExtractionPendingError) as failed:
+        mem.add(turns, session=session)
+    llm.fail = False
+    return failed.value.pending
+
+
+def test_a_turn_purged_while_the_model_reads_it_is_not_written(clock: Clock, db_path: str) -> None:
+    llm = _Meanwhile({TURNS[1]: [("user", "has_pet", "Miso")]})
+    with Memvara(db_path, clock=clock, llm=llm, user="maya") as mem, \
+            Memvara(db_path, clock=clock, llm=llm) as other:
+        _waiting(mem, llm, [TURNS[1]], session="s1")
+        llm.meanwhile.append(lambda: other.purge(user="maya", session="s1"))
+        assert mem.retry_extraction().added == ()
+        assert other.get_all(user="maya", session="s1") == [] and other.count() == 0
+
+
+def test_a_turn_scrubbed_while_the_model_reads_it_is_read_again(clock: Clock, db_path: str) -> None:
+    turn = "my sister Zorblatt moved to Quito"
+    llm = _Meanwhile({turn: [("Zorblatt", "lives_in", "Quito")]})
+    with Memvara(db_path, clock=clock, llm=llm, user="maya") as mem, \
+            Memvara(db_path, clock=clock, llm=llm, user="maya") as other:
+        mem.remember("Zorblatt", "likes", "tea")
+        [waiting] = _waiting(mem, llm, [turn])
+        llm.meanwhile.append(lambda: other.forget_subject("Zorblatt", reason="asked",
+                                                          requested_by="maya"))
+        assert mem.retry_extraction().added == ()  # read before the scrub: not written
+        assert mem.get_all() == []
+        assert mem.retry_extraction().added == ()  # the scrubbed text is read, and it still waited
+        assert llm.extract_calls[-1] == ["my sister [erased] moved to Quito"]
+        assert mem.retry_extraction().llm_calls == 0  # and now it does not
+
+
+def test_two_retries_at_once_write_a_turn_s_claims_once(clock: Clock, db_path: str) -> None:
+    llm = _Meanwhile({TURNS[1]: [("user", "has_pet", "Miso")]})
+    with Memvara(db_path, clock=clock, llm=llm, user="maya") as mem, \
+            Memvara(db_path, clock=clock, llm=llm, user="maya") as other:
+        _waiting(mem, llm, TURNS)
+        inner: list[WriteReceipt] = []
+        llm.meanwhile.append(lambda: inner.append(other.retry_extraction()))
+        outer = mem.retry_extraction()
+        assert [c.text for c in inner[0].added] == ["maya has pet Miso"]
+        assert outer.added == outer.reinforced == ()
+        [claim] = mem.get_all(predicate="has_pet")
+        assert claim.observations == 1

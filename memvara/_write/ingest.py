@@ -246,7 +246,14 @@ class Ingest:
             speakers = {t.id: own.user or _rules.SUBJECT for t in group}
             claims.extend(self._unechoed_claims(
                 self._model_claims(extracted, group, own, now, speakers), group, now, skipped))
-        receipt = self._writer.remember(claims, "ended", extracted=[t.id for t in turns])
+        read = {t.id: t.content for t in turns}
+        with self._store.transaction():
+            # Still waiting, as the model read it? A turn erased, scrubbed or read by another
+            # retry while the model ran is not written from what it said before.
+            held = {t.id for t in self._store.unextracted_episodes(scope, limit)
+                    if read.get(t.id) == t.content}
+            receipt = self._writer.remember([c for c in claims if set(c.sources) <= held],
+                                            "ended", extracted=sorted(held))
         return replace(receipt, llm_calls=calls, skipped=tuple(skipped),
                        elapsed_ms=(time.perf_counter() - started) * 1000.0)
 
@@ -380,7 +387,10 @@ class Ingest:
                 if key in known or key in asked or not candidates:
                     continue
                 asked.add(key)
-                answer = resolve(surface, candidates)
+                try:
+                    answer = resolve(surface, candidates)
+                except Exception:  # noqa: BLE001 - a failing resolver costs the alias, not the turn
+                    answer = None
                 if self._recorder is not None:
                     self._recorder.record("llm.calls", kind="resolve_entity")
                 if isinstance(answer, str) and answer in candidates:
@@ -401,8 +411,8 @@ class Ingest:
             answer = None
         if self._recorder is not None:
             self._recorder.record("llm.calls", kind="classify")
-        if answer is None:  # no usable answer: the default holds for now, nothing is kept
-            return
+        if not isinstance(answer, PredicateSpec):  # no usable answer: the default holds
+            return  # for now, nothing is kept
         # Only the classification is taken: the name is ours, and a model's aliases
         # could claim a slot another predicate owns.
         spec = self._registry.register(
