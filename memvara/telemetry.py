@@ -64,11 +64,16 @@ SERIES: Final = (
     Series("redact.changed", ("field", "script"),
            "a text the redactor altered; a falling ratio to inspected means rules stopped matching"),
     Series("llm.calls", ("kind",),
-           "calls made to the configured model, by purpose (extract, classify)"),
+           "calls made to the configured model, failed ones too, by purpose (extract,"
+           " classify, resolve_entity)"),
+    Series("llm.failed", ("kind",),
+           "an extraction call that failed, valued at the turns it left waiting for retry"),
     Series("retrieval.quality_factor", (),
            "the salience factor applied to a result, unclamped: above 1.0 is the alarm"),
     Series("consolidate.merged", (),
            "claims merged by one consolidation run, emitted at zero to prove it ran"),
+    Series("rerank.failed", (),
+           "a search whose reranker failed, so the fused order stood"),
 )
 """The series memvara emits, with their tag keys. Every tag value is a short string from a
 fixed vocabulary; ``script`` is one of ``memvara._scripts.SCRIPTS``."""

@@ -31,11 +31,14 @@ def test_the_turns_and_rule_claims_are_kept_and_the_rest_waits(clock: Clock) -> 
         assert failed.value.pending == receipt.pending == tuple(waiting)
         assert receipt.unextracted == 1 and "TimeoutError" in str(failed.value.__cause__)
         assert recorder.values("llm.failed") == [1.0]
+        assert recorder.total("llm.calls", kind="extract") == receipt.llm_calls == 1
 
         llm.fail = True  # still failing: the turns keep waiting
         with pytest.raises(ExtractionPendingError) as again:
             mem.retry_extraction()
         assert again.value.pending == tuple(waiting)
+        assert recorder.values("llm.failed") == [1.0, 1.0]  # the retry's failure is counted too
+        assert recorder.total("llm.calls", kind="extract") == 2
 
         llm.fail = False
         retried = mem.retry_extraction()
@@ -53,12 +56,15 @@ def test_waiting_turns_are_found_beneath_the_scope_and_erased_with_it(clock: Clo
             mem.add(TURNS[1], user="ann", session="s1")
         with pytest.raises(ExtractionPendingError):
             mem.add(TURNS[1], user="bob")
+        with pytest.raises(ExtractionPendingError) as again:
+            mem.retry_extraction()
+        assert len(again.value.pending) == 2  # both users' turns still wait
         llm.fail = False
         assert mem.retry_extraction(user="zed").added == ()  # nothing waits there
         assert [c.scope.user for c in mem.retry_extraction(user="ann").added] == ["ann"]
         mem.purge(user="bob")  # erased turns leave no mark to read
         assert mem.retry_extraction().added == ()
-        assert len(llm.extract_calls) == 3
+        assert len(llm.extract_calls) == 4
 
 
 def test_a_memory_with_no_model_cannot_retry(clock: Clock, db_path: str) -> None:

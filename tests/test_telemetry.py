@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
+import memvara
 from memvara._write.scripts import SCRIPTS
 from memvara.telemetry import SERIES, MemoryRecorder, Recorder
 
@@ -118,11 +121,19 @@ def test_series_documents_every_emitted_name_once() -> None:
     assert len(names) == len(set(names))
     assert set(names) == {
         "fast.hit", "fast.miss", "gate.drop", "redact.inspected", "redact.changed",
-        "llm.calls", "retrieval.quality_factor", "consolidate.merged",
+        "llm.calls", "llm.failed", "retrieval.quality_factor", "consolidate.merged",
+        "rerank.failed",
     }
     for series in SERIES:
         assert series.meaning and "\n" not in series.meaning, series.name
         assert all(tag not in ("name", "value") for tag in series.tags), series.name
+
+
+def test_every_series_the_library_emits_is_listed() -> None:
+    package = Path(memvara.__file__).parent
+    emitted = {name for path in package.rglob("*.py")
+               for name in re.findall(r'\.record\(\s*"([\w.]+)"', path.read_text("utf-8"))}
+    assert "llm.failed" in emitted and emitted <= {s.name for s in SERIES}
 
 
 def test_series_tags_match_the_slices_the_failure_modes_need() -> None:

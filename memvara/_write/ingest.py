@@ -238,6 +238,8 @@ class Ingest:
             try:
                 extracted, used = self._extract(group)
             except LLMError as exc:
+                if self._recorder is not None:
+                    self._recorder.record("llm.failed", float(len(turns)), kind="extract")
                 raise ExtractionPendingError(
                     f"{exc}; {len(turns)} turns still wait for extraction",
                     WriteReceipt(llm_calls=calls + 1, pending=tuple(t.id for t in turns)),
@@ -335,10 +337,11 @@ class Ingest:
             raise
         except Exception as exc:  # a user's model: any failure is the model's, not ours
             raise LLMError(f"the model's extract() failed: {type(exc).__name__}: {exc}") from exc
-        after = getattr(self._llm, "calls", None)
-        calls = after - before if isinstance(before, int) and isinstance(after, int) else 1
-        if self._recorder is not None:
-            self._recorder.record("llm.calls", float(calls), kind="extract")
+        finally:  # a failed call is a call made
+            after = getattr(self._llm, "calls", None)
+            calls = after - before if isinstance(before, int) and isinstance(after, int) else 1
+            if self._recorder is not None:
+                self._recorder.record("llm.calls", float(calls), kind="extract")
         return extracted, calls
 
     def _model_claims(
