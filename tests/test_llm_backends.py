@@ -307,6 +307,21 @@ def test_a_failed_call_raises_llm_error_from_the_sdk_error(
     assert llm.calls == 1 and len(api.requests) == 1  # counted, and not retried
 
 
+@pytest.mark.parametrize("body, kind", [
+    (b"<html><body>502 Bad Gateway</body></html>", "text/html"),  # a proxy's page
+    (b"[]", "application/json"),  # another API's answer
+])
+def test_a_response_that_is_no_reply_raises_llm_error(
+    vendor: str, api: FakeAPI, llm: ChatLLM, body: bytes, kind: str
+) -> None:
+    api.answers.append(httpx2.Response(200, content=body, headers={"content-type": kind}))
+    with pytest.raises(LLMError, match=f"^{vendor}: the response is no reply the SDK can read"
+                                        " \\(AttributeError: ") as raised:
+        llm.extract(TURNS)
+    assert raised.value.__cause__ is not None and not isinstance(raised.value.__cause__, LLMError)
+    assert llm.calls == 1
+
+
 def test_a_refusal_raises_llm_error(vendor: str, api: FakeAPI, llm: ChatLLM) -> None:
     api.refusal()
     with pytest.raises(LLMError, match=f"^{vendor}: the model refused"):

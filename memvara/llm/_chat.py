@@ -18,6 +18,7 @@ from .._errors import InvalidArgumentError
 from .._domain.model import Claim, Episode
 from ..schema import PredicateSpec, normalize_predicate
 from . import _prompts, _shape
+from ._errors import LLMError
 
 __all__ = ["ChatLLM", "Reply", "check_settings"]
 
@@ -183,7 +184,13 @@ class ChatLLM(ABC):
     def _ask(self, system: str, prompt: str, max_tokens: int) -> Reply:
         with self._lock:
             self.calls += 1
-        return self._complete(system, prompt, max_tokens)
+        try:
+            return self._complete(system, prompt, max_tokens)
+        except LLMError:
+            raise
+        except Exception as exc:  # a 200 the SDK cannot parse: a proxy's page, another API
+            raise LLMError(f"{self.provider}: the response is no reply the SDK can read"
+                           f" ({type(exc).__name__}: {str(exc):.200})") from exc
 
     @abstractmethod
     def _complete(self, system: str, prompt: str, max_tokens: int) -> Reply:
