@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from memvara import (
     PredicateSpec,
     Scope,
     Volatility,
+    export_jsonl,
 )
 from memvara.store import STATES, SQLiteStore, TimeQuery
 
@@ -516,3 +518,26 @@ def test_recall_says_what_does_not_hold(mem: Memvara) -> None:
     block = mem.recall("does the user live in Paris or Lyon?")
     assert "- user does not live in Paris" in block.splitlines()
     assert "- user lives in Lyon" in block.splitlines()
+
+
+def test_an_erased_claims_id_is_left_in_no_other_row(mem: Memvara, clock: Clock, tmp_path: Path) -> None:
+    """A claim id carries a digest of its claim's content (``c<rowid>-<8 hex>``): a
+    surviving row still naming an erased claim as what ended or retired it would let
+    anyone holding the store or an export confirm a guess of the erased value."""
+    mem.remember("alice", "phone", "+351 912 345 678", valid_from=JAN, recorded_at=JAN)
+    wrong = mem.remember("alice", "phone", "+351 900 000 111", valid_from=MAR, recorded_at=MAR)
+    moved = mem.remember("bo", "lives_in", "Porto", valid_from=JAN, recorded_at=JAN).added[0]
+    mem.remember("bo", "lives_in", "Faro", valid_from=MAR, recorded_at=MAR)
+    corrected = mem.remember("bo", "lives_in", "Faro", valid_from=JUN - timedelta(days=150))
+    old = mem.remember("cy", "likes", "tea").added[0]
+    merged = mem.supersede(old.id, Claim("cy", "likes", "green tea")).added[0]
+    clock.now = NOW + timedelta(days=400)
+    assert mem.prune(timedelta(days=30))["ended"] >= 1 and moved.id in [c.id for c in mem.archived()]
+    gone = [wrong.added[0].id, merged.id, *(c.id for c in corrected.added)]
+    for claim_id in gone:
+        assert mem.erase(claim_id)
+    path = tmp_path / "after.jsonl"
+    export_jsonl(mem, str(path))
+    text = path.read_text()
+    assert not [claim_id for claim_id in gone if claim_id in text]
+    assert all(c.invalidated_by not in gone for c in mem.get_all(states=STATES))

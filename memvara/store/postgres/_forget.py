@@ -110,13 +110,7 @@ class Forgetting(Archive):
             n_claims, _ = self._delete(conn, "claims", "rowid = ANY(%s)", [picked])
             self._exec(conn, "DELETE FROM claims_archive WHERE rowid = ANY(%s)",
                        [[r[0] for r in archived]])
-            gone = [*claim_ids, *archived_ids]
-            for table in ("claims", "claims_archive"):
-                for column in ("invalidated_by", "ended_by"):
-                    self._exec(conn, f"UPDATE {table} SET {column} = NULL"
-                               f" WHERE {column} = ANY(%s)", [gone])
-            self._exec(conn, "UPDATE claim_closures SET ended_by = NULL WHERE ended_by = ANY(%s)",
-                       [gone])
+            self._drop_references(conn, [*claim_ids, *archived_ids])
             owned, owner_params = _alias_subtree(scope)
             aliases = self._exec(conn, (
                 f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key = ANY(%s)"

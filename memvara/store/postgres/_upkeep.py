@@ -131,6 +131,16 @@ class Upkeep(Reads):
                            [(at, survivor, found[cid][0], cid) for cid in losers])
 
     # -- erasure ------------------------------------------------------------------
+    def _drop_references(self, conn: Any, gone: list[str]) -> None:
+        """Other rows naming an erased claim as what ended or retired them (live,
+        archived, an earlier end) lose the id: it carries a digest of the claim's content,
+        which would confirm a guess of the erased value."""
+        for table in ("claims", "claims_archive"):
+            for column in ("invalidated_by", "ended_by"):
+                self._exec(conn, f"UPDATE {table} SET {column} = NULL WHERE {column} = ANY(%s)",
+                           [gone])
+        self._exec(conn, "UPDATE claim_closures SET ended_by = NULL WHERE ended_by = ANY(%s)", [gone])
+
     def _delete(self, conn: Any, table: str, where: str, params: Sequence[object]) -> tuple[int, int]:
         """Delete ``table``'s rows matching ``where`` with their tokens (and, for
         claims, sources and closures; for turns, marks); how many, and how many had a
@@ -170,6 +180,7 @@ class Upkeep(Reads):
             counts["sources"] = len(cited)
             counts["claims"], counts["embeddings"] = self._delete(
                 conn, "claims", "rowid = %s", [claim_rowid(claim_id)])
+            self._drop_references(conn, [claim_id])
             if sources and cited:
                 orphans = [s for s in cited if self._exec(
                     conn, "SELECT 1 FROM claim_sources WHERE source = %s LIMIT 1",

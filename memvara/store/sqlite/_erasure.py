@@ -37,6 +37,18 @@ class Erasure(StoreCore):
         except sqlite3.Error as exc:  # pragma: no cover - the erase itself has committed
             raise translate(exc) from exc
 
+    def _drop_references(self, conn: sqlite3.Connection, gone: list[str]) -> None:
+        """Other rows naming an erased claim as what ended or retired them (live,
+        archived, an earlier end) lose the id: it carries a digest of the claim's content,
+        which would confirm a guess of the erased value."""
+        ids = json.dumps(gone)
+        for table in ("claims", "claims_archive"):
+            for column in ("invalidated_by", "ended_by"):
+                conn.execute(f"UPDATE {table} SET {column} = NULL"
+                             f" WHERE {column} IN (SELECT value FROM json_each(?))", (ids,))
+        conn.execute("UPDATE claim_closures SET ended_by = NULL"
+                     " WHERE ended_by IN (SELECT value FROM json_each(?))", (ids,))
+
     def _delete_episodes(self, conn: sqlite3.Connection, where: str, params: Sequence[object]) -> tuple[int, list[int]]:
         rows = conn.execute(
             f"DELETE FROM episodes WHERE {where} RETURNING vec_slot, rowid", params
@@ -65,6 +77,7 @@ class Erasure(StoreCore):
             cited_ids = json.loads(cited) if cited else []
             counts["sources"] = len(cited_ids)
             conn.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
+            self._drop_references(conn, [claim_id])
             counts["claims"] = 1
             freed = [] if slot is None else [slot]
             episode_slots: list[int] = []

@@ -96,13 +96,7 @@ class Forgetting(Erasure):
             archived = conn.execute(
                 f"DELETE FROM claims_archive WHERE {where} AND {named} RETURNING vec_slot, id",
                 [*params, *keys, *keys]).fetchall()
-            gone = json.dumps([*claim_ids, *(r[1] for r in archived)])
-            for table in ("claims", "claims_archive"):
-                for column in ("invalidated_by", "ended_by"):
-                    conn.execute(f"UPDATE {table} SET {column} = NULL"
-                                 f" WHERE {column} IN (SELECT value FROM json_each(?))", (gone,))
-            conn.execute("UPDATE claim_closures SET ended_by = NULL"
-                         " WHERE ended_by IN (SELECT value FROM json_each(?))", (gone,))
+            self._drop_references(conn, [*claim_ids, *(r[1] for r in archived)])
             aliases = conn.execute(
                 f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key IN ({marks})"
                 f" OR entity_key IN ({marks}))", [*owner_params, *keys, *keys]).rowcount
