@@ -39,6 +39,8 @@ def test_receipt_aliases_and_repr() -> None:
                            llm_calls=1, elapsed_ms=42.25)
     assert receipt.closed == (c, c) and receipt.invalidated == receipt.closed
     assert repr(receipt) == "<WriteReceipt +1 ~0 -2 skip=1 llm=1 42.2ms>"
+    waiting = WriteReceipt(llm_calls=1, elapsed_ms=3.0, pending=("e1", "e2"))  # the model failed
+    assert repr(waiting) == "<WriteReceipt +0 ~0 -0 skip=0 llm=1 waiting=2 3.0ms>"
 
 
 def test_an_explanation_names_only_the_lists_that_found_the_result() -> None:

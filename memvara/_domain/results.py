@@ -74,7 +74,8 @@ class WriteReceipt:
     def __repr__(self) -> str:
         return (
             f"<WriteReceipt +{len(self.added)} ~{len(self.reinforced)} -{len(self.closed)}"
-            f" skip={len(self.skipped)} llm={self.llm_calls} {self.elapsed_ms:.1f}ms>"
+            f" skip={len(self.skipped)} llm={self.llm_calls}"
+            f"{f' waiting={len(self.pending)}' if self.pending else ''} {self.elapsed_ms:.1f}ms>"
         )
 
 
