@@ -181,3 +181,24 @@ def test_two_retries_at_once_write_a_turn_s_claims_once(clock: Clock, db_path: s
         assert outer.added == outer.reinforced == ()
         [claim] = mem.get_all(predicate="has_pet")
         assert claim.observations == 1
+
+
+def test_a_model_claim_no_write_could_take_is_dropped_and_the_rest_kept(clock: Clock) -> None:
+    turn = "my sister Zorblatt moved to Quito"
+
+    class Sloppy(FakeLLM):  # a user's own model, whose claims nothing validated
+        def extract(self, turns: Sequence[Episode]) -> list[Claim]:
+            cite = (turns[0].id,)
+            return [Claim("Zorblatt", "--", "Quito", sources=cite),
+                    Claim("Zorblatt", "lives\x00in", "Quito", sources=cite),
+                    Claim("Zorblatt", "likes", "rain", sources=None),  # type: ignore[arg-type]
+                    Claim("Zorblatt", "likes", "tea", sources=([turns[0].id],)),  # type: ignore[arg-type]
+                    Claim("Zorblatt", "lives_in", "Quito", sources=cite)]
+
+    with Memvara(clock=clock, llm=Sloppy(), user="maya") as mem:
+        receipt = mem.add(["I live in Berlin", turn])  # the turns, the rule's claim, the rest
+        said = {e.content: e.id for e in mem.episodes()}
+        assert sorted((c.text, c.sources) for c in receipt.added) == [
+            ("Zorblatt likes rain", (said[turn],)), ("Zorblatt likes tea", (said[turn],)),
+            ("Zorblatt lives in Quito", (said[turn],)),
+            ("maya lives in Berlin", (said["I live in Berlin"],))]

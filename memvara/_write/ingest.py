@@ -356,14 +356,15 @@ class Ingest:
             self._resolve_names(items, scope)
         out: list[Claim] = []
         for item in items:
-            sources = tuple(s for s in item.sources if s in by_id) or (turns[0].id,)
+            cited = item.sources if isinstance(item.sources, (tuple, list)) else ()
+            sources = tuple(s for s in cited if isinstance(s, str) and s in by_id) or (turns[0].id,)
             said = by_id[sources[0]]
-            self._learn_predicate(item.predicate)
             subject = item.subject
             if said.role == "user" and isinstance(subject, str) and entity_key(
                     subject) == _rules.SUBJECT:
                 subject = speakers[said.id]
             try:
+                self._learn_predicate(item.predicate)  # refuses a name no write could take
                 out.append(self._writer.build(
                     subject, item.predicate, item.object, scope, now,
                     valid_from=item.valid_from or said.ts, valid_to=item.valid_to,
