@@ -222,3 +222,17 @@ def test_the_store_refuses_vectors_of_the_wrong_width_and_stale_files(db_path: s
         assert store.embedder_label == "test"
     finally:
         store.close()
+
+
+def test_a_store_whose_claims_had_no_vector_file_yet_reopens_after_a_reembed(db_path: str) -> None:
+    """Single writes are embedded in batches, so a fresh store's claims may have no
+    sidecar yet: the rebuild's new file is then the only one, and settling it on commit
+    must rename it into place, not drop it as a rebuild that never committed (the store
+    then refused to open: "the vectors of stored claims are lost")."""
+    with Memvara(db_path, llm=NullLLM()) as mem:
+        mem.remember("ann", "likes", "tea")
+        assert not os.path.exists(db_path + ".vecs")
+        assert mem.reembed(Counting(96)) == 1
+    with Memvara(db_path, embedder=Counting(96), llm=NullLLM()) as again:
+        assert again.search("tea", k=1)[0].text == "ann likes tea"
+        assert _claim_vectors(again).shape == (1, 96)

@@ -124,6 +124,9 @@ class StoreCore(Connections):
             live, fresh = self._path + suffix, self._path + suffix + ".new"
             live_header, fresh_header = read_header(live), read_header(fresh)
             stale = live_header is not None and live_header[1] < self._generation
+            # a table that had no vector file before the rebuild has only the new one
+            stale |= live_header is None and fresh_header is not None \
+                and fresh_header[1] == self._generation
             if self._read_only is not None:
                 if stale:  # settling renames files: refused, and the live file is stale
                     raise ReadOnlyStoreError(
