@@ -172,6 +172,40 @@ def test_fts_syntax_words_are_searched_for_literally(mem: Memvara) -> None:
     assert match_any(['a"b', "NEAR(x", "*"]) == '"a""b" OR "NEAR(x" OR "*"'
 
 
+
+@pytest.mark.parametrize(("stored", "queries"), [
+    ("Hauptstraße 5", ["Hauptstraße", "hauptstraße"]),  # casefold makes ß "ss"; the index keeps ß
+    ("the \ufb01le server", ["\ufb01le"]),  # a ligature, which NFKC makes "fi"
+    ("the file server", ["\ufb01le", "file"]),
+    ("\uff21\uff23\uff2d\uff25 corp", ["\uff21\uff23\uff2d\uff25", "\uff41\uff43\uff4d\uff45"]),  # full-width
+    ("Acme corp", ["\uff21\uff23\uff2d\uff25", "acme"]),
+    ("a \uff12\uff10\uff12\uff14 model", ["\uff12\uff10\uff12\uff14"]),
+    ("the \u0130stanbul office", ["\u0130stanbul", "istanbul"]),  # casefold: i + a dot above
+    ("\u01c5emal Begi\u0107", ["\u01c5emal", "\u01c4EMAL"]),  # NFKC splits the digraph: D + \u017e
+    ("Zoë Kravitz", ["Zoë", "zoe", "ZOË"]),
+    ("Zoe Saldana", ["Zoë", "zoe"]),
+])
+def test_a_stored_word_is_found_by_its_own_spelling(
+    mem: Memvara, stored: str, queries: list[str],
+) -> None:
+    # The index folds case and accents as SQLite's unicode61 does (no NFKC, ß kept); the
+    # query's words are folded further (NFKC, casefold), so each is also searched as typed.
+    # (The index does not apply NFKC: "file" does not find a stored "\ufb01le".)
+    mem.remember("user", "likes", stored)
+    mem.remember("user", "owns", "a boat")
+    for query in queries:
+        found = [r.text for r in mem.search(query) if r.explain.bm25_rank is not None]
+        assert found == [f"user likes {stored}"], query
+
+
+def test_query_words_are_searched_folded_and_as_typed() -> None:
+    assert query_terms("Hauptstraße straße") == ["hauptstrasse", "hauptstraße", "strasse", "straße"]
+    assert query_terms("\u0130stanbul istanbul") == ["istanbul"]  # not "i" + a dot, "stanbul"
+    assert query_terms("\ufb01le FILE") == ["file", "\ufb01le"]
+    assert query_terms("Zoë Zoë zoe ZOE") == ["zoë", "zoe"]  # the index folds the accent itself
+    assert query_terms("\u01c5emal \u01f0") == ["d\u017eemal", "\u01c6emal", "\u01f0"]  # NFKC splits a digraph
+    assert query_terms("\u03a3\u0399\u03a3\u03a5\u03a6\u039f\u03a3") == ["\u03c3\u03b9\u03c3\u03c5\u03c6\u03bf\u03c3"]
+
 @pytest.mark.parametrize(("kwargs", "argument"), [
     ({"query": ""}, "query"), ({"query": "   "}, "query"), ({"query": 7}, "query"),
     ({"k": 0}, "k"), ({"k": -1}, "k"), ({"k": "3"}, "k"), ({"k": True}, "k"),

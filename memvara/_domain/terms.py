@@ -7,12 +7,18 @@ backend turns it into its own query language (``SQLiteStore``: an FTS5 ``MATCH``
 expression, quoted in ``store/sqlite/_fts.py``). A word is a run of letters and digits
 with at most one inner apostrophe (``don't``), so punctuation, symbols and control
 characters never become words, and no word holds a quote or an operator character.
+
+The index folds less than ``casefold`` and NFKC do (SQLite's ``unicode61`` lowercases
+and drops accents, but keeps ``ß``, ligatures and full-width letters), so a word those
+change is also looked for as typed, lowercased: "Straße" finds a stored "Straße" as
+well as "strasse".
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 __all__ = ["MAX_TERMS", "STOP_WORDS", "query_terms"]
 
@@ -37,13 +43,48 @@ MAX_TERMS = 32
 
 def query_terms(text: str) -> list[str]:
     """The content words of ``text`` a search looks for: casefolded (NFKC), stop words
-    left out, each once, in order, at most ``MAX_TERMS``."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    left out, each once, in order, at most ``MAX_TERMS``; after a word the folding
+    changed in a way the index does not (``_as_indexed``), that word as typed."""
     terms: list[str] = []
-    for word in _WORD.findall(folded):
+    for word in _words(text):
         if word in STOP_WORDS or word in terms:
             continue
         terms.append(word)
         if len(terms) == MAX_TERMS:
             break
     return terms
+
+
+def _words(text: str) -> Iterator[str]:
+    """Every word of ``text`` folded, each followed by its typed spelling where that
+    differs in the index's eyes; ASCII text folds to its lowercase (the usual case)."""
+    if text.isascii():
+        yield from _WORD.findall(text.lower())
+        return
+    seen: set[str] = set()  # a chunk said again adds no word
+    for chunk in text.split():  # neither folding makes or joins whitespace
+        if chunk in seen:
+            continue
+        seen.add(chunk)
+        if chunk.isascii():
+            yield from _WORD.findall(chunk.lower())
+            continue
+        yield from _WORD.findall(_folded(chunk))
+        yield from (typed for typed in (w.lower() for w in _WORD.findall(chunk))
+                    if _as_indexed(typed) != _as_indexed(_folded(typed)))
+
+
+def _folded(text: str) -> str:
+    """``text`` casefolded between two NFKC passes (casefold can decompose: "ǰ"), and a
+    dotted capital I's casefold ("i" and a combining dot) made a plain "i", as the index
+    makes it, so that "İstanbul" stays one word."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return folded.replace("i\u0307", "i")
+
+
+def _as_indexed(word: str) -> str:
+    """About what the index makes of ``word`` (lowercase, accents and final sigma
+    folded): where a word's fold and its typed spelling differ here, the index holds
+    them apart."""
+    decomposed = unicodedata.normalize("NFD", word.lower()).replace("\u03c2", "\u03c3")
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
