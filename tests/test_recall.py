@@ -97,3 +97,22 @@ def test_bad_recall_arguments_are_refused(mem: Memvara) -> None:
         with pytest.raises(InvalidArgumentError) as caught:
             mem.recall("tea", **kwargs)  # type: ignore[arg-type]
         assert caught.value.argument == argument
+
+
+def test_a_fact_under_review_names_what_contests_it_with_its_polarity(clock: Clock) -> None:
+    """Evidence against the held value itself, or evidence that is itself a "not", read
+    "Rui does not own a car (under review: contested by 'a car')": the value alone loses
+    the polarity, so such a line names the whole statement."""
+    with Memvara(clock=clock, llm=FakeLLM(), review_threshold=1) as mem:
+        mem.remember("Rui", "works_at", "Acme")
+        mem.remember("Rui", "owns", "a car", polarity=-1)
+        mem.remember("Rui", "likes", "tea")
+        mem.observe("Rui", "works_at", "Globex", support=["crm"])
+        mem.observe("Rui", "owns", "a car", support=["photo"])
+        mem.observe("Rui", "likes", "tea", support=["chat"], polarity=-1)
+        lines = mem.recall("Rui Acme car tea", k=5).splitlines()[1:]
+        assert sorted(lines) == [
+            "- Rui does not own a car (under review: contested by 'Rui owns a car')",
+            "- Rui likes tea (under review: contested by 'Rui does not like tea')",
+            "- Rui works at Acme (under review: contested by 'Globex')",  # as before
+        ]

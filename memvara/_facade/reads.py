@@ -14,7 +14,7 @@ from .._errors import InvalidArgumentError
 from .._read import graph
 from .._read.graph import MAX_DEPTH
 from .._read.provenance import claims_from, provenance
-from .._read.recall import EPISODE_HEADER, HISTORY_HEADER, earlier_values
+from .._read.recall import EPISODE_HEADER, HISTORY_HEADER, contender, earlier_values
 from .._read.recall import HEADER as RECALL_HEADER
 from .._read.recall import render as render_recall
 from .core import Handle
@@ -179,7 +179,7 @@ class ReadAPI(Handle):
                             tenant=scope.tenant, user=scope.user, agent=scope.agent,
                             session=scope.session)
         claims = [r.claim for r in found if r.claim is not None]
-        disputed = {r.claim.id: r.review.object for r in found
+        disputed = {r.claim.id: contender(r.claim, r.review) for r in found
                     if r.claim is not None and r.review is not None}
         episodes = [r.episode for r in found if r.episode is not None]
         past = earlier_values(self._core.store, self._core.aliases.keys_of, claims,

@@ -15,10 +15,12 @@ from datetime import datetime
 
 from .._domain.blocks import EPISODE_HEADER, HEADER, HISTORY_HEADER
 from .._domain.model import Claim, Episode, Scope, TimeQuery
+from .._domain.review import Review
 from .._domain.time import to_micros
+from .._write.render import render as statement
 from ..store.base import Store
 
-__all__ = ["EPISODE_HEADER", "HEADER", "HISTORY_HEADER", "earlier_values", "render"]
+__all__ = ["EPISODE_HEADER", "HEADER", "HISTORY_HEADER", "contender", "earlier_values", "render"]
 
 def one_line(text: str) -> str:
     """``text`` with every run of whitespace (line breaks included) made one space."""
@@ -33,6 +35,15 @@ def _header(value: str) -> str:
     return one_line(value)
 
 
+def contender(claim: Claim, review: Review) -> str:
+    """What ``review`` contests ``claim`` with, for its line: the value alone where both
+    say a value holds ('Globex'), else the whole statement, as the value alone would lose
+    its "not" ("Rui does not own a car" is contested by 'Rui owns a car', not 'a car')."""
+    if claim.polarity > 0 and review.polarity > 0:
+        return review.object
+    return statement(review.subject, review.predicate, review.object, review.polarity)
+
+
 def render(
     claims: Sequence[Claim],
     episodes: Sequence[Episode],
@@ -44,8 +55,8 @@ def render(
     disputed: Mapping[str, str] | None = None,
 ) -> str:
     """The block: facts, then turns, then earlier values; empty when there is nothing.
-    A fact whose slot is under review (``disputed``: its id, the contested value) says
-    so on its line."""
+    A fact whose slot is under review (``disputed``: its id, what contests it: see
+    ``contender``) says so on its line."""
     lines: list[str] = []
     marks = disputed or {}
     if claims:
