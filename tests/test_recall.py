@@ -108,7 +108,7 @@ def test_a_fact_under_review_names_what_contests_it_with_its_polarity(clock: Clo
         mem.remember("Rui", "owns", "a car", polarity=-1)
         mem.remember("Rui", "likes", "tea")
         mem.observe("Rui", "works_at", "Globex", support=["crm"])
-        mem.observe("Rui", "owns", "a car", support=["photo"])
+        mem.observe("rui", "owns", "a car", support=["photo"])  # one entity, its line's spelling
         mem.observe("Rui", "likes", "tea", support=["chat"], polarity=-1)
         lines = mem.recall("Rui Acme car tea", k=5).splitlines()[1:]
         assert sorted(lines) == [

@@ -38,10 +38,11 @@ def _header(value: str) -> str:
 def contender(claim: Claim, review: Review) -> str:
     """What ``review`` contests ``claim`` with, for its line: the value alone where both
     say a value holds ('Globex'), else the whole statement, as the value alone would lose
-    its "not" ("Rui does not own a car" is contested by 'Rui owns a car', not 'a car')."""
+    its "not" ("Rui does not own a car" is contested by 'Rui owns a car', not 'a car'),
+    said of the claim's subject as the line spells it."""
     if claim.polarity > 0 and review.polarity > 0:
         return review.object
-    return statement(review.subject, review.predicate, review.object, review.polarity)
+    return statement(claim.subject, claim.predicate, review.object, review.polarity)
 
 
 def render(
