@@ -8,6 +8,7 @@ and scan every file the store left on disk as bytes.
 from __future__ import annotations
 
 import os
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -188,3 +189,23 @@ def test_a_turn_said_again_after_its_erasure_is_kept_not_taken_for_a_copy(mem: M
     cited = mem.add("I live in Porto", user="u2").added[0]
     mem.erase(cited.id, sources=True, user="u2")
     assert mem.add("I live in Porto", user="u2").skipped == ()
+
+
+def test_the_log_a_reader_still_needed_is_truncated_at_a_later_commit(tmp_path: Path) -> None:
+    """Another connection reading a snapshot keeps the write-ahead log's frames, the
+    erased text among them, past the erasure's checkpoint: it is tried again after each
+    later commit (without waiting), so the text goes once the reader lets go."""
+    db = tmp_path / "m.db"
+    mem = Memvara(store=SQLiteStore(str(db), busy_timeout=0.05), llm=NullLLM())
+    claim = mem.remember("alice", "phone", TOKEN).added[0]
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM claims").fetchone()
+    assert mem.erase(claim.id)
+    assert TOKEN.encode() in (tmp_path / "m.db-wal").read_bytes()  # the reader needs it
+    mem.remember("bo", "likes", "tea")  # tried again, still read: kept
+    reader.rollback()
+    reader.close()
+    mem.remember("cy", "likes", "tea")
+    assert TOKEN.encode() not in store_bytes(str(db)) and (tmp_path / "m.db-wal").stat().st_size == 0
+    mem.close()

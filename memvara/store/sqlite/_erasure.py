@@ -4,6 +4,7 @@ FTS index, the vector sidecar, the write-ahead log), unlike retiring, which keep
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
@@ -31,11 +32,21 @@ class Erasure(StoreCore):
         if not self._memory:
             self._after_commit.append(self._checkpoint)
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self, wait: bool = True) -> None:
+        """Copy the log into the file and truncate it. While another connection reads a
+        snapshot that needs the log (after waiting ``busy_timeout`` for it the first
+        time), its frames, erased text among them, stay: truncating is tried again after
+        each later commit, without waiting, until it succeeds."""
         try:
-            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            if not wait:
+                self._writer.execute("PRAGMA busy_timeout = 0")
+            ((busy, _, _),) = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            if not wait:
+                self._writer.execute(f"PRAGMA busy_timeout = {round(self._busy * 1000)}")
         except sqlite3.Error as exc:  # pragma: no cover - the erase itself has committed
             raise translate(exc) from exc
+        if busy:
+            self._after_commit.append(functools.partial(self._checkpoint, wait=False))
 
     def _drop_references(self, conn: sqlite3.Connection, gone: list[str]) -> None:
         """Other rows naming an erased claim as what ended or retired them (live,
