@@ -20,7 +20,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memvara import Claim, Episode, HashingEmbedder, Memvara, NullLLM, PredicateSpec, SQLiteStore
+from memvara import (
+    Claim, ClosedError, Episode, HashingEmbedder, Memvara, NullLLM, PredicateSpec, SQLiteStore,
+    Scope,
+)
 from memvara._write.writer import EMBED_BATCH
 from memvara.schema import Cardinality, Volatility
 from memvara.store import STATES
@@ -277,3 +280,76 @@ def test_the_embedder_redactor_and_model_run_with_no_transaction_open(
     assert kinds == {"encode", "redact", "extract", "classify_predicate", "resolve_entity"}
     inside = [what for what, open_ in probe.calls if open_]
     assert inside == [], f"called inside a write transaction: {inside}"
+
+
+class _NotingWait(threading.Condition):
+    """A condition that says when a thread starts waiting on it."""
+
+    def __init__(self, lock: threading.RLock, waiting: threading.Event) -> None:
+        super().__init__(lock)
+        self._waiting = waiting
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._waiting.set()
+        return super().wait(timeout)
+
+
+@pytest.mark.parametrize("read", ["get_all", "search"])
+def test_close_waits_for_a_read_running_on_another_thread(
+    db_path: str, clock: Clock, read: str
+) -> None:
+    """``close()`` on one thread while another runs a read: the statement running
+    finishes, and the read returns its whole answer or raises ``ClosedError``. Closing
+    the reader's connection under it raised ``StoreError`` ('Cannot operate on a closed
+    database') or crashed the interpreter (a search, in FTS5)."""
+    with Memvara(db_path, clock=clock, llm=NullLLM(), user="u") as mem:
+        mem.remember_many([Claim("u", "likes", f"tea {i}") for i in range(40)])
+    reading, release, waiting = threading.Event(), threading.Event(), threading.Event()
+    test_thread = threading.get_ident()
+
+    def tracer(sql: str, params: Sequence[object]) -> None:
+        if threading.get_ident() != test_thread and not reading.is_set():
+            reading.set()  # the reader's first statement, now running
+            assert release.wait(WAIT)
+
+    store = SQLiteStore(db_path, tracer=tracer)
+    store._reads_done = _NotingWait(store._readers_lock, waiting)
+    mem = Memvara(store=store, clock=clock, llm=NullLLM(), user="u")
+
+    def run() -> object:
+        try:
+            return len(mem.get_all()) if read == "get_all" else len(mem.search("tea", k=5))
+        except ClosedError as exc:
+            return exc
+
+    reader = Background(run)
+    assert reading.wait(WAIT)
+    closer = Background(mem.close)
+    assert waiting.wait(WAIT)  # close() is waiting for the read
+    release.set()
+    closer.result()
+    answer = reader.result()
+    assert answer == (40 if read == "get_all" else 5) or isinstance(answer, ClosedError)
+    with pytest.raises(ClosedError):
+        store.stats(Scope(), 0)
+
+
+def test_close_inside_a_snapshot_of_its_own_thread_does_not_wait_for_itself(
+    db_path: str, clock: Clock
+) -> None:
+    with Memvara(db_path, clock=clock, llm=NullLLM()) as mem:
+        mem.remember("u", "likes", "tea")
+    store = SQLiteStore(db_path)
+    with store.snapshot():
+        assert store.stats(Scope(), 0)["claims"] == 1
+        store.close()
+    with pytest.raises(ClosedError):
+        store.stats(Scope(), 0)
+
+
+@pytest.mark.parametrize("where", ["memory", "file"])
+def test_a_read_of_a_closed_store_is_a_closed_error(db_path: str, where: str) -> None:
+    store = SQLiteStore(":memory:" if where == "memory" else db_path)
+    store.close()
+    with pytest.raises(ClosedError):
+        store.stats(Scope(), 0)

@@ -20,7 +20,7 @@ import threading
 import urllib.parse
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any
 
 from ..._caller import user_stacklevel
@@ -130,7 +130,13 @@ class Connections:
         self._lock = threading.RLock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._readers_lock = threading.RLock()  # re-entrant: _enter_read opens one under it
+        self._reads = 0
+        """Reads running on reader connections (``_enter_read``): ``close()`` waits for
+        them, as closing a connection under another thread's statement can crash the
+        interpreter (CPython's ``sqlite3`` does not guard it)."""
+        self._reads_done = threading.Condition(self._readers_lock)
+        self._readers_closed = False
         self._depth = 0
         self._owner: int | None = None
         self._after_commit: list[Callable[[], None]] = []
@@ -265,9 +271,40 @@ class Connections:
                 with self._lock:
                     yield self._conn()
             else:
-                yield self._conn()
+                conn = self._enter_read()
+                try:
+                    yield conn
+                finally:
+                    self._leave_read()
         except sqlite3.Error as exc:
             raise translate(exc) from exc
+
+    def _enter_read(self) -> sqlite3.Connection:
+        """This thread's reader connection, counted as in use until ``_leave_read``."""
+        with self._readers_lock:
+            if self._readers_closed:
+                raise ClosedError("the store is closed")
+            conn = self._conn()
+            self._reads += 1
+        self._local.reads = getattr(self._local, "reads", 0) + 1
+        return conn
+
+    def _leave_read(self) -> None:
+        self._local.reads -= 1
+        with self._readers_lock:
+            self._reads -= 1
+            self._reads_done.notify_all()
+
+    def _close_readers(self) -> None:
+        """Refuse new reads, wait for those running on other threads, close every
+        reader connection."""
+        with self._readers_lock:
+            self._readers_closed = True
+            mine = getattr(self._local, "reads", 0)  # this thread's own: never waited for
+            self._reads_done.wait_for(lambda: self._reads == mine)
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
 
     def _write_side_query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         """A read that belongs to a write (duplicate checks, the vector backlog): on the
@@ -407,19 +444,26 @@ class Connections:
                 with self._ranking():
                     yield
             return
-        conn = self._conn()
-        if conn.in_transaction:  # inside a write, or a snapshot already open here
+        if self._owner == threading.get_ident():  # inside this thread's own write
             yield
             return
+        conn = self._enter_read()
         try:
-            conn.execute("BEGIN")  # WAL: the first read fixes what every later one sees
-        except sqlite3.Error as exc:  # pragma: no cover - BEGIN DEFERRED takes no lock
-            raise translate(exc) from exc
-        try:
-            with self._ranking():
+            if conn.in_transaction:  # a snapshot already open here
                 yield
+                return
+            try:
+                conn.execute("BEGIN")  # WAL: the first read fixes what every later one sees
+            except sqlite3.Error as exc:  # pragma: no cover - BEGIN DEFERRED takes no lock
+                raise translate(exc) from exc
+            try:
+                with self._ranking():
+                    yield
+            finally:
+                with suppress(sqlite3.ProgrammingError):  # this thread closed the store
+                    conn.execute("COMMIT")
         finally:
-            conn.execute("COMMIT")
+            self._leave_read()
 
     @contextmanager
     def _ranking(self) -> Iterator[None]:

@@ -165,13 +165,10 @@ class StoreCore(Connections):
 
     def close(self) -> None:
         """Close every connection and the sidecar. Idempotent."""
+        self._close_readers()  # first: a read waited for may itself wait on the lock
         with self._lock:
             if self._closed:
                 return
-            with self._readers_lock:
-                for conn in self._readers:
-                    conn.close()
-                self._readers.clear()
             if not self._memory and self._read_only is None:
                 try:
                     with self._writing() as conn:  # flush_text_index, which is optional
