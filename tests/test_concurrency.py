@@ -12,6 +12,7 @@ File stores only: an in-memory database is one connection, shared under the lock
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
@@ -353,3 +354,27 @@ def test_a_read_of_a_closed_store_is_a_closed_error(db_path: str, where: str) ->
     store.close()
     with pytest.raises(ClosedError):
         store.stats(Scope(), 0)
+
+
+def test_close_does_not_wait_for_another_connection_reading_an_older_snapshot(
+    db_path: str, clock: Clock
+) -> None:
+    """``close()`` truncates the write-ahead log only if no one needs it: it waited out
+    the whole busy timeout (30 s by default) while another process held a read."""
+    with Memvara(db_path, clock=clock, llm=NullLLM(), user="u") as mem:
+        mem.remember("u", "likes", "tea")
+    other = sqlite3.connect(db_path, isolation_level=None)  # as another process reads
+    try:
+        other.execute("BEGIN")
+        assert other.execute("SELECT count(*) FROM claims").fetchone() == (1,)
+        mem = Memvara(store=SQLiteStore(db_path, busy_timeout=600), clock=clock,
+                      llm=NullLLM(), user="u")
+        mem.remember("u", "likes", "coffee")  # a commit the other snapshot predates
+        closing = Background(mem.close)
+        assert closing.finished(), "close() waited for another connection's read"
+        closing.result()
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    with Memvara(db_path, clock=clock, llm=NullLLM(), user="u") as mem:
+        assert sorted(c.object for c in mem.get_all()) == ["coffee", "tea"]

@@ -173,6 +173,9 @@ class StoreCore(Connections):
                 try:
                     with self._writing() as conn:  # flush_text_index, which is optional
                         self._index_all(conn)
+                    # Without waiting: a reader elsewhere on an older snapshot held close()
+                    # for the whole busy timeout (30 s), for a truncation it only defers.
+                    self._writer.execute("PRAGMA busy_timeout = 0")
                     self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except (StoreError, sqlite3.Error):  # pragma: no cover - needs a failing disk
                     pass  # best effort: unindexed rows wait for the next flush, WAL replays
