@@ -27,6 +27,7 @@ import pytest
 import memvara.store.sqlite._translate as translating
 from memvara import (
     Claim,
+    HashingEmbedder,
     Memvara,
     NullLLM,
     SQLiteStore,
@@ -299,3 +300,25 @@ def test_a_sidecar_that_cannot_be_created_is_a_store_error_and_leaves_nothing(
         sidecar.write([0], np.ones((1, 4), dtype=np.float32))
     assert os.listdir(tmp_path) == []
     assert sidecar.dim is None
+
+
+def test_a_reader_keeps_its_vectors_when_another_store_re_embeds_at_another_width(
+    tmp_path: Path,
+) -> None:
+    """The re-embedding store renames its new sidecar over the live one and grows it.
+    A store that only reads keeps its mapping of the old file: it mapped the new file
+    as rows of the old width once it grew past that mapping, and read its bytes as
+    vectors (of twice the length, pointing elsewhere)."""
+    path = str(tmp_path / "two.db")
+    with Memvara(path, llm=NullLLM(), embedder=HashingEmbedder(64)) as first:
+        first.remember_many([Claim(f"s{i}", "likes", f"thing {i}") for i in range(256)])
+    with Memvara(path, llm=NullLLM(), embedder=HashingEmbedder(64), read_only=True) as reader, \
+            Memvara(path, llm=NullLLM(), embedder=HashingEmbedder(64)) as writer:
+        store = reader.store
+        assert isinstance(store, SQLiteStore)
+        before = store.vectors([1, 256])
+        writer.reembed(HashingEmbedder(8))
+        writer.remember_many([Claim(f"t{i}", "likes", f"other {i}") for i in range(2100)])
+        after = store.vectors([1, 256, 2300])
+        np.testing.assert_array_equal(after[:2], before)
+        assert not after[2].any()  # a row of the new generation: not this mapping's

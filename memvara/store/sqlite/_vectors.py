@@ -161,9 +161,11 @@ class VectorFile:
 
     def _cover(self, top: int) -> None:
         """Map what another process has grown the file to, if slot ``top`` lies past
-        this process's mapping (caller holds ``_lock``)."""
+        this process's mapping (caller holds ``_lock``). Not a file a re-embedding put
+        in its place (another generation, perhaps another width): read as this one's
+        rows, its bytes were wrong vectors; the store maps it when it follows."""
         if top >= self.capacity and self._path is not None and self._dim is not None \
-                and os.path.exists(self._path):
+                and read_header(self._path) == (self._dim, self._generation):
             on_disk = self._file_capacity()
             if on_disk > self.capacity:
                 self._map(on_disk)
