@@ -30,6 +30,10 @@ visibility rule:
   them; ``close="ended"`` ends an earlier-starting one where the new one starts, retires
   a same-start one, and bounds the new claim's end at a later-starting one. Every
   closure is dated at the write's ``recorded_at``, never before the closed claim's own.
+* Order of belief: a write recorded before now is refused (``InvalidTimeError``) when a
+  row of its slot that it would conflict with (the rule above, believed or not) was
+  recorded, learned an end or was retired after it, and the two intervals overlap (the
+  row's current end counts only if learned by the write's ``recorded_at`` or the row's).
 * Corrections: an overlapping believed claim with the same object and polarity in a
   ``ONE`` slot (polarity 1) that starts *later* than the new claim is corrected, not
   reinforced: it is retired in favour of the new row, which spans the union of the two
@@ -78,6 +82,14 @@ def scope_contains(outer: ScopeKey, row: ScopeKey) -> bool:
     """Purge reach: the row is ``outer`` itself or narrower beneath it."""
     depth = max((i + 1 for i, v in enumerate(outer) if v is not None), default=0)
     return row[:depth] == outer[:depth]
+
+
+def _end_known_by(claim: MClaim, recorded_at: datetime) -> datetime | None:
+    """The row's current end if it was learned by ``recorded_at`` or the row's own
+    recording, else ``None`` (open)."""
+    if claim.ends and claim.ends[-1][1] <= max(recorded_at, claim.recorded_at):
+        return claim.ends[-1][0]
+    return None
 
 
 def _lt(a: datetime, b: datetime | None) -> bool:
@@ -272,8 +284,21 @@ class Model:
 
     def plan_remember(self, scope: ScopeKey, subject_key: str, predicate: str, obj: str,
                       object_key: str, polarity: int, valid_from: datetime,
-                      valid_to: datetime | None, recorded_at: datetime, close: str) -> Pending:
+                      valid_to: datetime | None, recorded_at: datetime, close: str,
+                      now: datetime) -> Pending:
         """Settle a new claim against its slot; changes nothing until ``apply``."""
+        if recorded_at < now and any(
+            change > recorded_at
+            for c in self.claims.values()
+            if c.scope == scope and c.subject_key == subject_key and c.predicate == predicate
+            and ((c.object_key == object_key and c.polarity != polarity)
+                 or (predicate in self.one_valued and c.polarity == 1 and polarity == 1
+                     and c.object_key != object_key))
+            and _lt(c.valid_from, valid_to) and _lt(valid_from, _end_known_by(c, recorded_at))
+            for change in (c.recorded_at, *(learned for _, learned in c.ends), c.invalidated_at)
+            if change is not None
+        ):
+            raise Refused("InvalidTimeError")
         slot = self._slot(scope, subject_key, predicate)
         overlapping = [c for c in slot if _lt(c.valid_from, valid_to) and _lt(valid_from, c.end)]
         same = [c for c in overlapping if c.object_key == object_key and c.polarity == polarity]
@@ -356,7 +381,7 @@ class Model:
         old.invalidated_at = now
         try:
             new = self.plan_remember(reader, old.subject_key, old.predicate, obj, object_key,
-                                     1, at, None, now, "ended")
+                                     1, at, None, now, "ended", now)
         finally:
             old.invalidated_at = None
         if new.reinforce is not None:
@@ -414,7 +439,7 @@ class Model:
                 plan = self.plan_remember(
                     original.scope, original.subject_key, original.predicate, original.object,
                     original.object_key, original.polarity, original.valid_from, end, at,
-                    "ended")
+                    "ended", at)
             finally:
                 for c, gone in hidden:
                     c.invalidated_at = gone

@@ -242,9 +242,19 @@ class MemvaraMachine(RuleBasedStateMachine):
         try:
             plan = self.model.plan_remember(
                 SCOPES[name], SUBJECTS[subject], canonical, obj, OBJECTS[canonical][obj],
-                polarity, start, valid_to, recorded_at or self.now, close)
+                polarity, start, valid_to, recorded_at or self.now, close, self.now)
         except Ambiguous as why:
             event(f"remember skipped: {why}")
+            return
+        except Refused as refused:  # recorded behind a change to what it contradicts
+            event(f"remember refused: {refused.args[0]}")
+            before = self.everything()
+            for attempt in (call, lambda: handle.check_conflict(
+                    subject, predicate, obj, polarity=polarity, recorded_at=recorded_at,
+                    valid_to=valid_to, valid_from=None if valid_from is None else start)):
+                with pytest.raises(InvalidTimeError, match="recorded in order"):
+                    attempt()
+            assert self.everything() == before
             return
         preview = handle.check_conflict(subject, predicate, obj, polarity=polarity,
                                         recorded_at=recorded_at, valid_to=valid_to,
@@ -457,18 +467,16 @@ def test_a_receipt_reports_when_the_end_it_was_written_with_was_learned() -> Non
         assert added.valid_to_known_at == day(20)
 
 
-def test_a_closure_is_never_dated_before_the_closed_claim_was_recorded() -> None:
-    """Late news about the past, recorded *before* the claim it closes was: the end is
-    learned when that claim was recorded, so no reader ever sees it open-ended."""
+def test_late_news_recorded_before_the_claim_it_would_close_is_refused() -> None:
+    """Late news about the past, recorded *before* the claim it would close was: settled,
+    a March write would end August's news, so it is refused and nothing changes."""
     with Memvara(clock=Clock(day(60))) as mem:
         (berlin,) = mem.remember("user", "lives_in", "Berlin", valid_from=day(1),
                                  recorded_at=day(40)).added
+        with pytest.raises(InvalidTimeError, match="'Berlin' .which 'Lisbon' contradicts."):
+            mem.remember("user", "lives_in", "Lisbon", valid_from=day(10), recorded_at=day(30))
+        assert mem.get_all(states=("live", "ended", "retired")) == [berlin]
         receipt = mem.remember("user", "lives_in", "Lisbon", valid_from=day(10),
-                               recorded_at=day(30))
+                               recorded_at=day(40))
         assert [c.id for c in receipt.ended] == [berlin.id]
-        assert receipt.ended[0].valid_to == day(10)
         assert receipt.ended[0].valid_to_known_at == day(40)
-        assert [c.object for c in mem.get_all(valid_at=day(5), known_at=day(35))] == []
-        (then,) = mem.get_all(valid_at=day(5), known_at=day(40))
-        assert then.object == "Berlin" and then.valid_to == day(10)
-        assert [c.object for c in mem.get_all(valid_at=day(20), known_at=day(40))] == ["Lisbon"]

@@ -18,6 +18,7 @@ from .._errors import InvalidArgumentError
 from .._write.background import frozen_turns
 from .._write.consolidate import consolidate as consolidate_store
 from .._write.corrections import check_conflict, revert
+from .._write.retire import delete, forget
 from .core import Handle
 from .governance import check_actor, logged, logged_call
 from .retention import erase_even_archived
@@ -216,7 +217,8 @@ class WriteAPI(Handle):
                 their folded ``entity_key``, the predicate by its canonical name.
             valid_from: when it became true (default: ``recorded_at``).
             valid_to: when it stopped being true (default: open).
-            recorded_at: when we learned it (default: now, from the clock).
+            recorded_at: when we learned it (default: now, from the clock); never
+                before a retirement its slot has recorded (``InvalidTimeError``).
             sources: ids of the episodes or documents it came from.
             text: the line it is indexed and shown as (default: rendered from the triple).
             confidence: from 0 to 1.
@@ -236,14 +238,13 @@ class WriteAPI(Handle):
         scope = self._at(tenant, user, agent, session)
         close = _args.check_close(close)
         writer = self._core.writer
-        claim = writer.build(
-            subject, predicate, obj, scope, writer.now(), valid_from=valid_from,
-            valid_to=valid_to, recorded_at=recorded_at, sources=sources, text=text,
-            confidence=confidence, memory_type=memory_type, polarity=polarity,
-            extractor=extractor, meta=_meta(meta),
-        )
-        with logged(self._core, "remember", scope, actor):
-            return writer.remember([claim], close)
+        now = writer.now()
+        claim = writer.build(subject, predicate, obj, scope, now, valid_from=valid_from,
+                             valid_to=valid_to, recorded_at=recorded_at, sources=sources,
+                             text=text, confidence=confidence, memory_type=memory_type,
+                             polarity=polarity, extractor=extractor, meta=_meta(meta))
+        with logged(self._core, "remember", scope, actor):  # a given recorded_at: checked
+            return writer.remember([claim], close, now=None if recorded_at is None else now)
 
     def remember_many(
         self,
@@ -291,7 +292,7 @@ class WriteAPI(Handle):
             except InvalidArgumentError as exc:  # named by its place in the batch
                 raise type(exc)(f"claims[{i}].{exc.argument}", exc.problem) from None
         with logged(self._core, "remember_many", scope, actor):
-            return writer.remember(prepared, close)
+            return writer.remember(prepared, close, now=now, argument="claims[{}].recorded_at".format)
 
     def check_conflict(
         self,
@@ -323,9 +324,10 @@ class WriteAPI(Handle):
         scope = self._at(tenant, user, agent, session)
         close = _args.check_close(close)
         writer = self._core.writer
-        claim = writer.build(subject, predicate, obj, scope, writer.now(), valid_from=valid_from,
+        now = writer.now()
+        claim = writer.build(subject, predicate, obj, scope, now, valid_from=valid_from,
                              valid_to=valid_to, recorded_at=recorded_at, polarity=polarity)
-        return check_conflict(writer, claim, close)
+        return check_conflict(writer, claim, close, now)
 
     def revert(
         self,
@@ -382,8 +384,7 @@ class WriteAPI(Handle):
         one ends where that value starts instead. If the end is not after the old
         claim's start, the old claim is retired; if its valid time had already ended by
         then, it is left as it is (the receipt's ``ended`` and ``retired`` are then
-        empty). The new claim settles against the rest of its slot as ``remember()``
-        does.
+        empty). The new claim settles against the rest of its slot as with ``remember()``.
 
         Raises:
             ClaimNotFoundError: ``old_claim_id`` names no claim visible in this scope.
@@ -417,7 +418,8 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         with logged(self._core, "forget", scope, actor):
-            return self._core.writer.forget(scope, subject, predicate, at)
+            core = self._core
+            return forget(core.writer, core.store, core.registry, scope, subject, predicate, at)
 
     def delete(
         self,
@@ -438,7 +440,7 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         with logged(self._core, "delete", scope, actor):
-            return self._core.writer.delete(scope, claim_id, at)
+            return delete(self._core.writer, self._core.store, scope, claim_id, at)
 
     def erase(
         self,

@@ -90,8 +90,12 @@ def _copy(original: Claim, end: int | None, mistake_id: str, at: int) -> Claim:
     )
 
 
-def check_conflict(writer: Writer, claim: Claim, close: str) -> ConflictCheck:
-    """What ``remember()`` of ``claim`` (as ``Writer.build`` made it) would do."""
+def check_conflict(writer: Writer, claim: Claim, close: str, now: int) -> ConflictCheck:
+    """What ``remember()`` of ``claim`` (as ``Writer.build`` made it at ``now``) would do,
+    or the error it would raise for a claim recorded behind what it contradicts."""
+    check = writer.in_order([claim], now, lambda _: "recorded_at")
+    if check is not None:
+        check(0)
     settled = writer.preview(claim, close)
     if settled.reinforce is not None:
         return ConflictCheck("reinforce", claim, reinforces=settled.reinforce)

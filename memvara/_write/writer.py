@@ -28,6 +28,7 @@ from ..store.base import (
     NO_SETTLEMENT, BulkWriteStore, Settlement, SingleWriteStore, Store, Written,
 )
 from .aliases import Aliases
+from .belief_order import refuse_rewriting
 from .encode import encode_checked
 from .render import render
 
@@ -209,6 +210,8 @@ class Writer:
         unextracted: Sequence[str] = (),
         reason: str = "",
         extracted: Sequence[str] = (),
+        now: int | None = None,
+        argument: Callable[[int], str] = lambda i: "recorded_at",
     ) -> WriteReceipt:
         """Write prepared claims, settling each against its slot; one transaction.
 
@@ -216,7 +219,9 @@ class Writer:
         writes are stored without vectors, and embedded together once that many wait.
         ``episodes`` (the turns the claims cite, ids already set) land in the same
         transaction, and so do the marks of turns left ``unextracted`` (the model failed
-        on them, for ``reason``) and the clearing of those now ``extracted``.
+        on them, for ``reason``) and the clearing of those now ``extracted``. Given the
+        write's ``now``, a claim recorded before it is refused (``InvalidTimeError`` named
+        ``argument(i)``) behind a later change to a value it contradicts.
         """
         started = time.perf_counter()
         vectors, waiting, backlog_vectors = self._vectors_for(claims) if claims else (
@@ -231,10 +236,24 @@ class Writer:
                 self._store.clear_unextracted(extracted)
             if waiting:
                 self._store.set_claim_vectors(waiting, backlog_vectors)
-            self._apply(claims, vectors, close, outcome, skip_ids=frozenset())
+            check = None if now is None else self.in_order(claims, now, argument)
+            if check is not None:
+                for i in range(len(claims)):
+                    check(i)
+            self._apply(claims, vectors, close, outcome, skip_ids=frozenset(), check=check)
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         self._embedded(waiting)
         return _receipt(outcome, started)
+
+    def in_order(
+        self, claims: Sequence[Claim], now: int, argument: Callable[[int], str]
+    ) -> Callable[[int], None] | None:
+        """A check of ``claims[i]`` against its slot's record as it stands (see
+        ``refuse_rewriting``), or ``None`` when no claim is recorded before ``now``."""
+        if all(to_micros(c.recorded_at, "recorded_at") >= now for c in claims):
+            return None
+        return lambda i: refuse_rewriting(  # noqa: E731 - one call, named where used
+            self._store, self._registry, self.key_of, claims[i:i + 1], now, lambda _: argument(i))
 
     def _vectors_for(
         self, claims: Sequence[Claim]
@@ -258,7 +277,10 @@ class Writer:
         close: str,
         outcome: _Outcome,
         skip_ids: frozenset[str],
+        check: Callable[[int], None] | None = None,
     ) -> None:
+        """Settle and write ``claims``; ``check(i)`` runs again before each claim whose
+        slot the batch writes more than once (earlier claims may have changed it)."""
         if len(claims) == 1:  # the common case: one lookup, one plan
             self._apply_one(claims, 0, vectors, close, outcome, skip_ids)
             return
@@ -297,6 +319,8 @@ class Writer:
                 batch.append((i, slot[0], settled))
         self._commit_plans(claims, vectors, batch, outcome)
         for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
+            if check is not None:
+                check(i)
             self._apply_one(claims, i, vectors, close, outcome, skip_ids)
 
     def _slots(self, scope: Scope, claims: Sequence[Claim]) -> list[tuple[str, str]]:
@@ -544,31 +568,6 @@ class Writer:
     def _same_slot(self, scope: Scope, one: Claim, other: Claim) -> bool:
         return one.predicate == other.predicate and (
             self.key_of(scope, one.subject) == self.key_of(scope, other.subject))
-
-    # -- retire ---------------------------------------------------------------------------
-    def forget(self, scope: Scope, subject: str, predicate: str, at: datetime | None) -> list[Claim]:
-        """Retire every still-believed claim of one slot at exactly ``scope``."""
-        slot = (self.key_of(scope, _args.check_text(subject, "subject")),
-                self._registry.canonical(_args.check_text(predicate, "predicate")))
-        when = self.now() if at is None else to_micros(at, "at")
-        with self._store.transaction():
-            believed = self._store.slot_claims(scope, [slot])[slot]
-            return self._store.retire_claims(
-                [(c, max(when, to_micros(c.recorded_at, "recorded_at")), None) for c in believed]
-            )
-
-    def delete(self, scope: Scope, claim_id: str, at: datetime | None) -> bool:
-        """Retire one claim visible from ``scope``; ``False`` if none or already retired."""
-        claim_id = _args.check_claim_id(claim_id)
-        when = self.now() if at is None else to_micros(at, "at")
-        with self._store.transaction():
-            claim = self._store.get_claim(claim_id, scope)
-            if claim is None or claim.invalidated_at is not None:
-                return False
-            self._store.retire_claims(
-                [(claim, max(when, to_micros(claim.recorded_at, "recorded_at")), None)]
-            )
-            return True
 
 
 def _instant(value: object, argument: str) -> tuple[int, datetime]:
