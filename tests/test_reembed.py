@@ -168,6 +168,28 @@ def test_a_rebuild_that_never_committed_is_dropped_on_open(db_path: str) -> None
     assert not os.path.exists(db_path + ".vecs.new")
 
 
+def test_a_store_opened_while_another_re_embeds_leaves_its_new_files_alone(db_path: str) -> None:
+    """Opening settles what an interrupted rebuild left, but a ``.new`` file stamped with
+    a generation still to come may be another process's rebuild, running: opening
+    deleted it, the rebuild then committed, and its settling removed the live sidecar
+    (the store then refused to open: 'the vectors of stored claims are lost')."""
+    with Memvara(db_path, llm=NullLLM()) as mem:
+        _fill(mem)
+
+        class OpenedMidway(Counting):
+            def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+                if self.calls == 3:  # the claims' page is written aside; now the turns'
+                    assert os.path.exists(db_path + ".vecs.new")
+                    Memvara(db_path, llm=NullLLM()).close()  # another process starting
+                return super().encode(texts)
+
+        mem.reembed(OpenedMidway(48))
+        after = _claim_vectors(mem)
+    with Memvara(db_path, embedder=Counting(48), llm=NullLLM()) as again:
+        np.testing.assert_array_equal(_claim_vectors(again), after)
+        assert after.shape == (7, 48) and again.search("Lisbon", k=1)[0].text == "user lives in Lisbon"
+
+
 def test_another_handle_follows_the_new_vectors_at_its_next_write(db_path: str) -> None:
     first = Memvara(db_path, embedder=Counting(64), llm=NullLLM())
     second = Memvara(db_path, embedder=Counting(64, flip=True), llm=NullLLM())

@@ -116,7 +116,9 @@ class StoreCore(Connections):
         that generation to ``store_meta``, then renames them over the live ones. So a
         live file stamped with an older generation than the store's means the rename did
         not happen: the ``.new`` file is the one to use (or, with none, the table had no
-        vectors to carry over). A ``.new`` file the store never committed to is dropped.
+        vectors to carry over). A ``.new`` file the store never committed to is dropped,
+        unless it is stamped with a generation still to come: a ``reembed()`` running in
+        another process writes it (the next rebuild replaces it if that one died).
         """
         if self._memory:
             return
@@ -139,6 +141,8 @@ class StoreCore(Connections):
                     os.replace(fresh, live)
                 else:
                     os.remove(live)
+            elif fresh_header is not None and fresh_header[1] > self._generation:
+                continue  # perhaps another process's rebuild, running: left alone
             elif fresh_header is not None or os.path.exists(fresh):
                 os.remove(fresh)
 
