@@ -11,7 +11,7 @@ import asyncio
 import queue
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -294,6 +294,60 @@ def test_a_cancelled_queued_add_never_runs(gated: Memvara, model: GatedLLM) -> N
     gated.flush()
     assert first.result().added and model.seen == ["First: sencha"]
     assert [c.object for c in gated.get_all()] == ["sencha"]
+
+
+class Announcing(queue.Queue[object]):
+    """A queue that says when a call is put on it."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.put_one = threading.Event()
+
+    def put(self, item: object, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item, block, timeout)
+        self.put_one.set()
+
+
+ERASURES: dict[str, tuple[Callable[[Memvara], object], list[str], list[str]]] = {
+    # the erasing call; the turns and the claims' objects it leaves
+    "forget_subject": (lambda mem: mem.forget_subject("Zorblatt", reason="r", requested_by="q"),
+                       ["[erased] pours oolong"], ["oolong"]),
+    "purge": (lambda mem: mem.purge(), [], []),
+    "erase": (lambda mem: mem.erase(mem.get_all(predicate="drinks")[0].id, sources=True),
+              [], ["tea"]),
+}
+
+
+@pytest.mark.parametrize("erasure", sorted(ERASURES))
+def test_an_erasure_waits_for_the_adds_queued_before_it(
+    gated: Memvara, model: GatedLLM, erasure: str
+) -> None:
+    """A turn queued before an erasure is applied first and erased with the rest: it
+    does not land afterwards, naming again what the erasure removed."""
+    call, turns_left, objects_left = ERASURES[erasure]
+    gated.remember("Zorblatt", "likes", "tea")
+    gated.remember("user", "drinks", "oolong")
+    announcing = Announcing(QUEUE_SIZE)
+    gated._core.background._queue = announcing  # type: ignore[assignment]
+    queued = gated.add("Zorblatt pours oolong", wait=False)
+    assert model.entered.wait(WAIT)  # the worker is inside the model: nothing written yet
+    announcing.put_one.clear()
+    erasing = Thread(lambda: call(gated))
+    assert announcing.put_one.wait(WAIT)  # the erasure queued its wait behind the add
+    assert erasing.alive and not queued.done()
+    model.gate.set()
+    erasing.join()
+    assert queued.done() and [e.content for e in gated.episodes()] == turns_left
+    assert sorted(c.object for c in gated.get_all()) == objects_left
+
+
+def test_an_erasure_leaves_the_failures_of_the_queue_to_flush(gated: Memvara, model: GatedLLM) -> None:
+    model.gate.set()
+    failed = gated.add("This one will fail", wait=False)
+    gated.purge()  # waits for the queue, and raises nothing of it
+    assert isinstance(failed.exception(0), LLMError)
+    with pytest.raises(BackgroundWriteError):
+        gated.flush()
 
 
 def test_a_scoped_handle_queues_into_its_own_scope(db_path: str, clock: Clock) -> None:

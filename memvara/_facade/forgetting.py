@@ -105,6 +105,7 @@ class ForgetAPI(Handle):
         requested_by = _args.check_text(requested_by, "requested_by")
         check_actor(actor, scope)
         store = _forget_of(self._core.store)
+        self._core.background.settle()  # an add(wait=False) queued before: erased too
         keys = self._core.aliases.keys_of(scope, subject)
         entity = keys[1] if len(keys) > 1 and keys[0] != keys[1] else keys[0]
         aliases = [k for k in keys[1:] if k not in (keys[0], USER)]  # names with no claim of their own

@@ -466,6 +466,7 @@ class WriteAPI(Handle):
         claim_id = _args.check_claim_id(claim_id)
         if not isinstance(sources, bool):
             raise InvalidArgumentError("sources", "must be True or False")
+        self._core.background.settle()  # an add(wait=False) queued before: erased too
         with logged(self._core, "erase", scope, actor):
             erased = erase_even_archived(self._core.store, claim_id, scope, sources)
         self._core.forget_erased()  # no vector kept in memory outlives its row
@@ -490,6 +491,7 @@ class WriteAPI(Handle):
             and evidence go with it), ``episodes``, ``embeddings``, ``sources``.
         """
         scope = self._at(tenant, user, agent, session)
+        self._core.background.settle()  # an add(wait=False) queued before: purged too
         with logged(self._core, "purge", scope, actor):
             counts = self._core.store.purge(scope)
         self._core.forget_erased()

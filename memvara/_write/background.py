@@ -12,6 +12,8 @@ rather than an unbounded buffer of turns in memory that a crash would lose.
 What it promises, and what it does not:
 
 * ``flush()`` returns once every call queued before it has committed (or failed).
+* ``erase()``, ``purge()`` and ``forget_subject()`` wait the same way before they
+  erase (``settle()``), so a turn queued before them cannot land after them.
 * A synchronous write does not wait for the queue, and a read does not flush it: to
   read your own queued writes, ``flush()`` first.
 * A failed call's exception is in its ``Future``, and is also kept until the next
@@ -113,14 +115,20 @@ class Background:
             failures, self._failures = self._failures, []
         return failures
 
+    def settle(self) -> None:
+        """Block until every call queued before this one has been applied, raising none
+        of their failures (they wait for ``flush()``): an erasure settles first, so that
+        no turn queued before it lands after it, naming again what it erased."""
+        if self._thread is not None:  # nothing was ever queued: nothing to wait for
+            self.submit(_nothing).result()  # calls apply in order: all before it are done
+
     def flush(self) -> None:
         """Block until every call queued before this one has been applied.
 
         Raises:
             BackgroundWriteError: queued calls failed since the last ``flush()``.
         """
-        if self._thread is not None:  # nothing was ever queued: nothing to wait for
-            self.submit(_nothing).result()  # calls apply in order: all before it are done
+        self.settle()
         _raise_for(self._take_failures())
 
     def close(self) -> list[BaseException]:
