@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -258,6 +258,26 @@ def test_a_damaged_page_is_reported_as_corruption_and_never_read_as_less_data(
         problems = outcome(sqlite_store(mem).integrity_problems)
         assert problems != [], "the integrity check passed a store with a damaged page"
         assert isinstance(problems, (list, StoreCorruptError)), problems
+
+
+@pytest.mark.parametrize("drop", ["DROP TABLE write_log", "DROP TABLE tombstones"])
+def test_a_schema_changed_outside_memvara_is_reported_as_damage(tmp_path: Path, drop: str) -> None:
+    """A table or column dropped with ``sqlite3`` (the write log, say, to hide what was
+    written) is ``StoreCorruptError`` naming it, not a bare ``no such table``."""
+    path = str(tmp_path / "memory.db")
+    fill(path)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(drop)
+        conn.commit()
+
+    with Memvara(path, user="a") as mem:
+        for call in (mem.verify, mem.tombstones, lambda: mem.remember("a", "likes", "tea")):
+            got = outcome(call)
+            if isinstance(got, StoreCorruptError):
+                assert drop.split()[-1] in str(got) and "changed outside memvara" in str(got)
+                break
+        else:
+            pytest.fail(f"no call noticed {drop!r}")
 
 
 # -- the vector sidecar ----------------------------------------------------------------------

@@ -67,4 +67,8 @@ def translate(exc: sqlite3.Error) -> StoreError:
         return NotAStoreError(f"not a memvara store: {exc}")
     if "malformed" in message or "corrupt" in message:
         return StoreCorruptError(f"the store's file is damaged: {exc}")
+    if message.startswith(("no such table", "no such column")):
+        return StoreCorruptError(
+            f"the store's file lacks part of its schema ({exc}): it was changed outside"
+            " memvara; restore it from a backup")
     return StoreError(f"{type(exc).__name__}: {exc}")
