@@ -70,6 +70,12 @@ SQLITE_INTERNALS = {
         " of a PostgreSQL schema in test_postgres_governance.py",
     "test_a_schema_7_store_opens_and_starts_its_log":
         "opens a SQLite file of an older schema, written byte for byte",
+    **dict.fromkeys((
+        "test_close_waits_for_a_read_running_on_another_thread",
+        "test_close_inside_a_snapshot_of_its_own_thread_does_not_wait_for_itself",
+        "test_close_does_not_wait_for_another_connection_reading_an_older_snapshot",
+    ), "closes a SQLiteStore under its own reader connections or another connection's"
+       " read of the file (the write-ahead log's checkpoint)"),
 }
 """Tests of the suites that reach into ``SQLiteStore`` itself, with why they skip on
 PostgreSQL (and where the same behaviour is tested there)."""
