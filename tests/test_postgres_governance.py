@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from memvara import ClaimNotFoundError, Scope, StoreError
+from memvara import ClaimNotFoundError, Scope, StoreCorruptError, StoreError
 from memvara._domain.ledger import genesis, keyed_digest, parse_anchor, record_hash
 from memvara._read import audit
 
@@ -365,3 +365,13 @@ def test_a_claim_inserted_outside_memvara_is_not_credited_to_the_next_writer(
         outside, logged = mem.why("c50-0badc0de"), mem.why(mine.id)
         assert outside is not None and outside.actor == ""  # no record names its actor
         assert logged is not None and logged.actor == "bob"
+
+
+def test_a_table_dropped_outside_memvara_is_reported_as_damage(
+        dsn: str, schema: str, clock: Clock) -> None:
+    filled(dsn, schema, clock, writes=1)
+    tamper(dsn, schema, "DROP TABLE episodes CASCADE")
+    with opened(dsn, schema, clock) as mem:
+        with pytest.raises(StoreCorruptError, match="episodes.*changed outside memvara"):
+            mem.add("I live in Porto")
+        assert [c.object for c in mem.get_all()] == ["Town0"]

@@ -22,6 +22,7 @@ from ..._errors import (
     NotAStoreError,
     ReadOnlyStoreError,
     SchemaVersionError,
+    StoreCorruptError,
     StoreError,
     StoreLockedError,
 )
@@ -202,6 +203,11 @@ class Connections:
                 raise StoreError(
                     f"lost the connection to PostgreSQL at {self._where}; the transaction"
                     f" was rolled back whole: {exc}") from exc
+            if isinstance(exc, (errors.UndefinedTable, errors.UndefinedColumn)):
+                raise StoreCorruptError(
+                    f"{self._where}: the schema {self._schema!r} lacks part of the store"
+                    f" ({str(exc).splitlines()[0]}):"
+                    " it was changed outside memvara; restore it from a backup") from exc
             if isinstance(exc, errors.InsufficientPrivilege) and not self._read_only:
                 raise StoreError(f"{self._where}: {exc} (a role that may only read opens the"
                                  " store with read_only=True)") from exc
