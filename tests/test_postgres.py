@@ -43,6 +43,7 @@ from .postgres_server import dsn, schema  # noqa: F401 - the fixtures the tests 
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
+    from memvara.store.postgres._text import Tokenizer
 
 
 @pytest.fixture
@@ -539,6 +540,19 @@ def test_close_is_idempotent_and_final(store: PostgresStore) -> None:
     with pytest.raises(ClosedError):
         store.insert_claims([claim("Alice", "Berlin", NOW)], None)
 
+
+
+def test_the_tokenizer_closed_under_a_running_read_raises_closed_error() -> None:
+    """A search or write that passed the store's open check before another thread's
+    ``close()`` meets the in-memory tokenizer after it: that raised a raw
+    ``sqlite3.ProgrammingError`` ('Cannot operate on a closed database')."""
+    tokenizer = Tokenizer()
+    assert tokenizer.phrases(["teas"]) == [["tea"]]
+    tokenizer.close()
+    with pytest.raises(ClosedError):
+        tokenizer.phrases(["teas"])
+    with pytest.raises(ClosedError):
+        tokenizer.counts(["green teas"])
 
 # -- many writers ---------------------------------------------------------------------
 def write_slot(dsn: str, schema: str, worker: int, writes: int, acked: multiprocessing.Queue) -> None:  # type: ignore[type-arg]

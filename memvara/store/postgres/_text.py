@@ -26,6 +26,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
+from ..._errors import ClosedError
 from ._schema import TERM_TABLES
 
 __all__ = ["MAX_TERM_BYTES", "TOKENIZER", "Tokenizer", "bm25_sql", "term"]
@@ -50,6 +51,7 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._closed = False
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = '{TOKENIZER}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, instance)")
@@ -58,6 +60,7 @@ class Tokenizer:
         """Each text's tokens and how often each occurs (its length is their sum)."""
         found: list[dict[str, int]] = [{} for _ in texts]
         with self._lock:
+            self._check_open()
             self._conn.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
                                    [(i + 1, text) for i, text in enumerate(texts)])
             for doc, token, count in self._conn.execute(
@@ -70,6 +73,7 @@ class Tokenizer:
         """Each query word's tokens, in order (a word FTS5 drops has none)."""
         found: list[list[str]] = [[] for _ in terms]
         with self._lock:
+            self._check_open()
             self._conn.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
                                    [(i + 1, word) for i, word in enumerate(terms)])
             for doc, token in self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
@@ -77,8 +81,16 @@ class Tokenizer:
             self._conn.execute("DELETE FROM t")
         return found
 
+    def _check_open(self) -> None:
+        if self._closed:  # a read or write another thread began before close()
+            raise ClosedError("the store is closed")
+
     def close(self) -> None:
-        self._conn.close()
+        """Close the connection, once no thread is tokenizing on it: closed under one,
+        its next statement raised a raw ``sqlite3.ProgrammingError``."""
+        with self._lock:
+            self._closed = True
+            self._conn.close()
 
 
 def bm25_sql(table: str, phrases: Sequence[Sequence[str]], where: str,
