@@ -264,6 +264,7 @@ def test_a_read_only_store_of_a_schema_without_the_log_is_refused_by_name(
     filled(dsn, schema, clock, writes=1)
     for table in ("write_log", "claim_log", "imported_log", "log_pending", "log_keys"):
         tamper(dsn, schema, f"DROP TABLE {table}")  # what a memvara before the log left
+    tamper(dsn, schema, "DELETE FROM store_meta WHERE key LIKE 'made:%%'")  # (and no notes)
     with pytest.raises(StoreError, match="log_keys"):
         PostgresStore(dsn, schema=schema, read_only=True)
     with opened(dsn, schema, clock) as mem:  # a writable store adds the log, then logs
@@ -375,3 +376,12 @@ def test_a_table_dropped_outside_memvara_is_reported_as_damage(
         with pytest.raises(StoreCorruptError, match="episodes.*changed outside memvara"):
             mem.add("I live in Porto")
         assert [c.object for c in mem.get_all()] == ["Town0"]
+
+
+@pytest.mark.parametrize("table", ["write_log", "tombstones", "reviews", "claims_archive"])
+def test_a_governance_table_dropped_outside_memvara_is_not_made_again_empty(
+        dsn: str, schema: str, clock: Clock, table: str) -> None:
+    filled(dsn, schema, clock, writes=1)
+    tamper(dsn, schema, f"DROP TABLE {table} CASCADE")
+    with pytest.raises(StoreCorruptError, match=f"lacks its table '{table}'.*changed outside"):
+        opened(dsn, schema, clock)

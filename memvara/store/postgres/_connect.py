@@ -105,14 +105,25 @@ class Connections:
 
     def _ensure_tables(self, writer: Any, marker: str, statements: Sequence[str]) -> None:
         """Create ``statements``' objects in the schema unless table ``marker`` is there
-        already (under the schema's advisory lock, so two openers make them once)."""
+        already (under the schema's advisory lock, so two openers make them once). A
+        note in store_meta says they were made: one missing after that was dropped
+        outside memvara (the write log, say), and is refused rather than made empty."""
+        made = f"made:{marker}"
         with self._translated(), writer.transaction():
             writer.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                            [f"memvara-schema:{self._schema}"])
+            noted = writer.execute("SELECT 1 FROM store_meta WHERE key = %s", [made]).fetchone()
             if writer.execute("SELECT to_regclass(%s)", [f"{self._schema}.{marker}"]).fetchone()[0]:
+                if noted is None:  # made before the note was kept
+                    writer.execute("INSERT INTO store_meta (key, value) VALUES (%s, '1')", [made])
                 return
+            if noted is not None:
+                raise StoreCorruptError(
+                    f"{self._where}: the schema {self._schema!r} lacks its table {marker!r}:"
+                    " it was changed outside memvara; restore it from a backup")
             for statement in statements:
                 writer.execute(statement)
+            writer.execute("INSERT INTO store_meta (key, value) VALUES (%s, '1')", [made])
 
     def _connect(self, *, create: bool = False) -> Any:
         try:
