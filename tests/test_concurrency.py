@@ -354,6 +354,8 @@ def test_a_read_of_a_closed_store_is_a_closed_error(db_path: str, where: str) ->
     store.close()
     with pytest.raises(ClosedError):
         store.stats(Scope(), 0)
+    with pytest.raises(ClosedError):  # was a raw sqlite3.ProgrammingError
+        assert store.embedder_label is None
 
 
 def test_close_does_not_wait_for_another_connection_reading_an_older_snapshot(

@@ -243,8 +243,10 @@ class StoreCore(Connections):
             raise translate(exc) from exc
 
     def _meta(self, key: str) -> str | None:
-        row = self._writer.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        """A ``store_meta`` value, read as a write's reads are (under the lock: another
+        thread may be inside a write on that connection; closed: ``ClosedError``)."""
+        rows = self._write_side_query("SELECT value FROM store_meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
 
     @property
     def dim(self) -> int | None:
