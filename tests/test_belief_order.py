@@ -106,17 +106,18 @@ def test_a_write_at_or_after_the_retirement_or_in_another_slot_is_taken(mem: Mem
 def test_a_batch_is_checked_claim_by_claim_as_if_remembered_in_order(mem: Memvara) -> None:
     mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN)
     batch = [
+        Claim("user", "likes", "tea"),  # recorded now
         Claim("user", "works_at", "Acme", valid_from=FEB, recorded_at=FEB),
         Claim("user", "lives_in", "Lisbon", valid_from=JAN, recorded_at=JUN),  # retires Berlin
         Claim("user", "lives_in", "Porto", valid_from=FEB, recorded_at=MAR),  # behind that
     ]
 
-    with pytest.raises(InvalidTimeError, match=r"^claims\[2\]\.recorded_at"):
+    with pytest.raises(InvalidTimeError, match=r"^claims\[3\]\.recorded_at"):
         mem.remember_many(batch)
 
     assert [c.object for c in mem.history("user", "lives_in")] == ["Berlin"]
-    assert mem.history("user", "works_at") == []
-    assert [c.object for c in mem.remember_many(batch[:2]).added] == ["Acme", "Lisbon"]
+    assert mem.history("user", "works_at") == [] and mem.history("user", "likes") == []
+    assert [c.object for c in mem.remember_many(batch[:3]).added] == ["tea", "Acme", "Lisbon"]
 
 
 def test_a_batch_recorded_now_or_later_is_not_checked_slot_by_slot(mem: Memvara) -> None:
@@ -136,3 +137,16 @@ def test_check_conflict_raises_what_remember_would(mem: Memvara) -> None:
     with pytest.raises(InvalidTimeError, match="^recorded_at: .* 'Lisbon' .which 'Porto'"):
         mem.check_conflict("user", "lives_in", "Porto", valid_from=FEB, recorded_at=MAR)
     assert mem.check_conflict("user", "lives_in", "Porto", recorded_at=JUN).action == "add"
+
+
+def test_supersede_checks_a_backdated_new_claim_as_remember_does(mem: Memvara) -> None:
+    berlin = mem.remember("user", "lives_in", "Berlin", valid_from=JAN, recorded_at=JAN).added[0]
+    mem.remember("user", "lives_in", "Lisbon", valid_from=MAY, recorded_at=JUN)
+    before = [(c.id, c.state, c.valid_to) for c in mem.history("user", "lives_in")]
+
+    with pytest.raises(InvalidTimeError, match=r"^new_claim\.recorded_at: .* recorded in order"):
+        mem.supersede(berlin.id, Claim("user", "lives_in", "Porto", valid_from=FEB,
+                                       recorded_at=MAR))
+
+    assert [(c.id, c.state, c.valid_to) for c in mem.history("user", "lives_in")] == before
+    assert mem.supersede(berlin.id, Claim("user", "lives_in", "Porto", valid_from=FEB)).added

@@ -123,8 +123,11 @@ def check_sources(value: object) -> tuple[str, ...]:
     return tuple(check_text(s, f"sources[{i}]") for i, s in enumerate(value))
 
 
-def check_meta(value: Mapping[str, object]) -> dict[str, object]:
-    """Metadata that survives a JSON round trip unchanged in meaning, as UTF-8."""
+def check_meta(value: object) -> dict[str, object]:
+    """Metadata that survives a JSON round trip unchanged in meaning, as UTF-8 (``None``:
+    none, an empty dict)."""
+    if value is None:
+        return {}
     if not isinstance(value, Mapping):
         raise InvalidArgumentError("meta", f"expected a mapping, got {type(value).__name__}")
     try:

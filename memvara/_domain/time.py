@@ -17,6 +17,7 @@ from .._errors import InvalidTimeError
 __all__ = [
     "Clock",
     "from_micros",
+    "instant_pair",
     "iso",
     "now_micros",
     "optional_micros",
@@ -72,6 +73,14 @@ def to_micros(value: object, argument: str) -> int:
         raise InvalidTimeError(argument, f"{value!r:.60} is outside the years 1 to 9999 in UTC")
     _last_converted = (value, micros)
     return micros
+
+
+def instant_pair(value: object, argument: str) -> tuple[int, datetime]:
+    """Storage microseconds and the aware UTC datetime for one instant argument."""
+    micros = to_micros(value, argument)
+    if isinstance(value, datetime) and value.tzinfo is timezone.utc:
+        return micros, value
+    return micros, from_micros(micros)
 
 
 def optional_micros(value: object, argument: str) -> int | None:

@@ -128,7 +128,7 @@ class WriteAPI(Handle):
                 ``retry_extraction()`` (``receipt.pending`` lists them).
         """
         scope = self._at(tenant, user, agent, session)
-        extra = _meta(meta)
+        extra = _args.check_meta(meta)
         check_actor(actor, scope)
         if wait is True:
             with logged(self._core, "add", scope, actor):
@@ -242,7 +242,7 @@ class WriteAPI(Handle):
         claim = writer.build(subject, predicate, obj, scope, now, valid_from=valid_from,
                              valid_to=valid_to, recorded_at=recorded_at, sources=sources,
                              text=text, confidence=confidence, memory_type=memory_type,
-                             polarity=polarity, extractor=extractor, meta=_meta(meta))
+                             polarity=polarity, extractor=extractor, meta=_args.check_meta(meta))
         with logged(self._core, "remember", scope, actor):  # a given recorded_at: checked
             return writer.remember([claim], close, now=None if recorded_at is None else now)
 
@@ -270,7 +270,7 @@ class WriteAPI(Handle):
         """
         scope = self._at(tenant, user, agent, session)
         close = _args.check_close(close)
-        extra = _meta(meta)
+        extra = _args.check_meta(meta)
         if isinstance(claims, (str, Claim)) or not isinstance(claims, Iterable):
             raise InvalidArgumentError("claims", "expected an iterable of Claim objects")
         writer = self._core.writer
@@ -595,8 +595,3 @@ class WriteAPI(Handle):
         scope = self._at(tenant, user, agent, session)
         with logged(self._core, "backfill_entities", scope, actor):
             return self._core.aliases.backfill(scope, self._core.writer.now(), dry_run=dry_run)
-
-
-def _meta(meta: object) -> dict[str, object]:
-    """A call's ``meta=``: ``None`` for none, else a JSON-serializable mapping."""
-    return {} if meta is None else _args.check_meta(meta)  # type: ignore[arg-type]

@@ -37,22 +37,26 @@ def refuse_rewriting(
 ) -> None:
     """Raise ``InvalidTimeError`` (named ``argument(i)``) for the first of ``claims``
     recorded before ``now`` and before a change to a value it contradicts in its slot at
-    its exact scope, over valid time the two may share. ``key_of`` folds an entity as the writer does. Called inside the
-    write's transaction."""
+    its exact scope, over valid time the two may share. ``key_of`` folds an entity as the
+    writer does. Called inside the write's transaction."""
     for i, claim in enumerate(claims):
         recorded = to_micros(claim.recorded_at, "recorded_at")
         if recorded >= now:
             continue
         scope, key = claim.scope, key_of(claim.scope, claim.object)
         single = registry.spec(claim.predicate).cardinality is Cardinality.ONE
+
+        def contradicted(row: Claim) -> bool:  # as settling would see the two (reconcile)
+            if key_of(scope, row.object) == key:
+                return row.polarity != claim.polarity
+            return single and claim.polarity > 0 and row.polarity > 0
+
+        start, end = to_micros(claim.valid_from, "valid_from"), _end(claim, recorded)
         rows = store.slot_history(scope, [key_of(scope, claim.subject)], claim.predicate,
                                   _EVERY_ROW)
-        start, end = to_micros(claim.valid_from, "valid_from"), _end(claim, recorded)
-        later = [change for row in rows if row.scope == scope and (
-                     row.polarity != claim.polarity if key_of(scope, row.object) == key
-                     else single and claim.polarity > 0 and row.polarity > 0)
-                 and _overlap(start, end, to_micros(row.valid_from, "valid_from"),
-                              _end(row, recorded))
+        later = [change for row in rows
+                 if row.scope == scope and contradicted(row) and _overlap(
+                     start, end, to_micros(row.valid_from, "valid_from"), _end(row, recorded))
                  for change in _changes(row) if to_micros(change[0], "recorded_at") > recorded]
         if later:
             at, _, obj, verb = max(later)  # at one instant, a closure before a recording
@@ -70,7 +74,9 @@ def _end(row: Claim, recorded: int) -> int | None:
     if row.valid_to is None or known is None:
         return None
     by = max(recorded, to_micros(row.recorded_at, "recorded_at"))
-    return to_micros(row.valid_to, "valid_to") if to_micros(known, "valid_to_known_at") <= by else None
+    if to_micros(known, "valid_to_known_at") > by:
+        return None
+    return to_micros(row.valid_to, "valid_to")
 
 
 def _overlap(start: int, end: int | None, other_start: int, other_end: int | None) -> bool:

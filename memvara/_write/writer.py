@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -21,7 +21,7 @@ from .._errors import ClaimNotFoundError, InvalidArgumentError, InvalidTimeError
 from .._domain.model import Claim, Episode, Scope, assemble_claim, set_new_claim_id
 from .._domain.results import WriteReceipt, assemble_receipt
 from .reconcile import Plan, plan_write
-from .._domain.time import Clock, from_micros, now_micros, optional_micros, to_micros
+from .._domain.time import Clock, from_micros, instant_pair, now_micros, optional_micros, to_micros
 from ..embed import Embedder
 from ..schema import PredicateRegistry
 from ..store.base import (
@@ -158,15 +158,15 @@ class Writer:
         if recorded_at is None:
             recorded, recorded_at = now, from_micros(now)
         else:
-            recorded, recorded_at = _instant(recorded_at, "recorded_at")
+            recorded, recorded_at = instant_pair(recorded_at, "recorded_at")
         if valid_from is not None:
-            start, valid_from = _instant(valid_from, "valid_from")
+            start, valid_from = instant_pair(valid_from, "valid_from")
         elif default_valid_from is None:
             start, valid_from = recorded, recorded_at
         else:
             start, valid_from = default_valid_from, from_micros(default_valid_from)
         if valid_to is not None:
-            end, valid_to = _instant(valid_to, "valid_to")
+            end, valid_to = instant_pair(valid_to, "valid_to")
             if end <= start:
                 raise InvalidTimeError("valid_to", "must be later than valid_from")
         if text is None:  # rendered from checked parts: needs no check of its own
@@ -506,6 +506,9 @@ class Writer:
         with self._store.transaction():
             if waiting:
                 self._store.set_claim_vectors(waiting, backlog_vectors)
+            check = self.in_order([prepared], now, lambda _: "new_claim.recorded_at")
+            if check is not None:  # a backdated new claim: as remember() checks it
+                check(0)
             old = self._store.get_claim(old_id, scope)
             if old is None:
                 raise ClaimNotFoundError(old_id, argument="old_claim_id")
@@ -568,14 +571,6 @@ class Writer:
     def _same_slot(self, scope: Scope, one: Claim, other: Claim) -> bool:
         return one.predicate == other.predicate and (
             self.key_of(scope, one.subject) == self.key_of(scope, other.subject))
-
-
-def _instant(value: object, argument: str) -> tuple[int, datetime]:
-    """Storage microseconds and the aware UTC datetime for one instant argument."""
-    micros = to_micros(value, argument)
-    if isinstance(value, datetime) and value.tzinfo is timezone.utc:
-        return micros, value
-    return micros, from_micros(micros)
 
 
 _EMPTY_SLOT: list[Claim] = []
