@@ -28,7 +28,8 @@ visibility rule:
   is added. Otherwise overlapping conflicts (opposite polarity on one object, or two
   different positive objects of a ``ONE`` predicate) close: ``close="retired"`` retires
   them; ``close="ended"`` ends an earlier-starting one where the new one starts, retires
-  a same-start one, and bounds the new claim's end at a later-starting one. Every
+  a same-start one, and bounds the new claim's end at a later-starting one (which is
+  then what ended it: reverting that one reopens the new claim). Every
   closure is dated at the write's ``recorded_at``, never before the closed claim's own.
 * Order of belief: a write recorded before now is refused (``InvalidTimeError``) when a
   row of its slot that it would conflict with (the rule above, believed or not) was
@@ -213,6 +214,7 @@ class Pending:
     correct: MClaim | None = None
     observations: int = 1
     restored: bool = False
+    bound_by: str | None = None  # the later value the new row ends at, if one does
 
 
 @dataclass(frozen=True)
@@ -328,16 +330,17 @@ class Model:
                            valid_to, recorded_at, None, (), tuple(conflicts) + corrected,
                            correct, observations)
         ends = tuple(c for c in conflicts if c.valid_from < valid_from)
+        bound_by = None
         if correct is not None:  # inside a correction, a later start was never true
             retires = tuple(c for c in conflicts if c.valid_from >= valid_from)
         else:
             retires = tuple(c for c in conflicts if c.valid_from == valid_from)
             for later in (c for c in conflicts if c.valid_from > valid_from):
-                valid_to = (later.valid_from if valid_to is None
-                            else min(valid_to, later.valid_from))
+                if valid_to is None or later.valid_from < valid_to:  # it ends the new one
+                    valid_to, bound_by = later.valid_from, later.id
         return Pending(scope, subject_key, predicate, obj, object_key, polarity, valid_from,
                        valid_to, recorded_at, None, ends, retires + corrected, correct,
-                       observations)
+                       observations, bound_by=bound_by)
 
     def apply(self, plan: Pending, new_id: str | None) -> Outcome:
         """Apply a plan; ``new_id`` is the id the library gave the added row."""
@@ -357,7 +360,7 @@ class Model:
             self._seq, new_id, plan.scope, plan.subject_key, plan.predicate, plan.object,
             plan.object_key, plan.polarity, plan.valid_from, plan.recorded_at,
             [] if plan.valid_to is None else [(plan.valid_to, plan.recorded_at)],
-            observations=plan.observations, closers=[None] if bounded else [],
+            observations=plan.observations, closers=[plan.bound_by] if bounded else [],
             restored=plan.restored,
         )
         return Outcome(True, (), tuple(c.id for c in plan.end_at), tuple(c.id for c in plan.retire))

@@ -88,6 +88,16 @@ def test_reads_at_an_earlier_belief_still_see_what_was_believed_then(
     assert objects(mem, valid_at=AUG, known_at=NOW) == ["Acme"]
 
 
+def test_revert_reopens_a_value_written_before_the_mistake_that_ended_it(mem: Memvara) -> None:
+    lisbon = mem.remember("maya", "lives_in", "Lisbon", valid_from=JUN).added[0]
+    porto = mem.remember("maya", "lives_in", "Porto", valid_from=MAR).added[0]  # ends in June
+    receipt = mem.revert(lisbon.id)
+    (restored,) = receipt.added
+    assert (restored.object, restored.valid_from, restored.valid_to) == ("Porto", MAR, None)
+    assert restored.meta == {"restored_from": porto.id, "reverts": lisbon.id}
+    assert objects(mem) == ["Porto"]
+
+
 def test_revert_brings_back_a_value_the_mistake_retired(mem: Memvara) -> None:
     (acme,) = mem.remember("maya", "works_at", "Acme", valid_from=JAN, recorded_at=JAN).added
     (globex,) = mem.remember("maya", "works_at", "Globex", valid_from=JUN, recorded_at=JUN,

@@ -40,6 +40,23 @@ def test_a_new_value_supersedes_the_old_one_and_the_old_one_names_its_closer(
     assert _why(mem, berlin.id).extractor == "remember"
 
 
+@pytest.mark.parametrize("how", ["remember", "remember_many"])
+def test_a_value_written_before_a_later_one_names_it_as_what_ends_it(
+    mem: Memvara, how: str,
+) -> None:
+    lisbon = mem.remember("user", "lives_in", "Lisbon", valid_from=JUN).added[0]
+    if how == "remember":
+        porto = mem.remember("user", "lives_in", "Porto", valid_from=MAR).added[0]
+    else:  # the batch path, beside a claim of another slot
+        porto = mem.remember_many([Claim("user", "lives_in", "Porto", valid_from=MAR),
+                                   Claim("user", "likes", "tea")]).added[0]
+    assert porto.valid_to == JUN and porto.state == "ended"
+    closed = _why(mem, porto.id)
+    assert closed.closed_by is not None and closed.closed_by.id == lisbon.id
+    assert [c.id for c in _why(mem, lisbon.id).superseded] == [porto.id]
+    assert _why(mem, lisbon.id).closed_by is None
+
+
 def test_a_retired_value_names_the_claim_that_retired_it(mem: Memvara) -> None:
     wrong = mem.remember("user", "lives_in", "Oslo").added[0]
     right = mem.remember("user", "lives_in", "Lisbon", close="retired").added[0]

@@ -11,11 +11,12 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
 from .._errors import InvalidArgumentError
-from .model import MEMORY_TYPES, ROLES, STATES, Scope, TimeQuery
+from .model import MEMORY_TYPES, ROLES, STATES, Claim, Scope, TimeQuery
 from .time import to_micros
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "check_offset",
     "check_roles",
     "check_memory_types",
+    "check_new_claim",
     "check_min_score",
     "check_confidence",
     "check_memory_type",
@@ -114,6 +116,19 @@ def check_memory_type(value: object) -> str:
             "memory_type", f"must be one of {', '.join(MEMORY_TYPES)}; got {value!r}"
         )
     return str(value)
+
+
+def check_new_claim(value: object, scope: Scope, sources: object) -> Claim:
+    """``supersede()``'s new claim: a ``Claim`` at the root scope or the caller's, with
+    ``sources`` (``None``: none) added to its own."""
+    if not isinstance(value, Claim):
+        raise InvalidArgumentError("new_claim", f"expected a Claim, got {type(value).__name__}")
+    if value.scope != Scope() and value.scope != scope:
+        raise InvalidArgumentError(
+            "new_claim", f"its scope {value.scope} is not the caller's scope {scope}")
+    if sources is None:
+        return value
+    return replace(value, sources=(*value.sources, *check_sources(sources)))
 
 
 def check_sources(value: object) -> tuple[str, ...]:

@@ -190,10 +190,12 @@ class Provenance:
     episodes: tuple[Episode, ...]
     """The source turns still on record and visible here, in the order cited."""
     superseded: tuple[Claim, ...]
-    """The claims this one closed: retired in its favour, or ended where it began."""
+    """The claims this one closed: retired in its favour, or ended where it began
+    (written before or after it)."""
     closed_by: Claim | None
-    """The claim that retired or ended this one, if any (``None`` for a plain
-    ``delete()``/``forget()``, or a closer this scope cannot see)."""
+    """The claim that retired or ended this one, if any: also the later value a claim
+    written afterwards ends at (``None`` for a plain ``delete()``/``forget()``, an end
+    given by hand, or a closer this scope cannot see)."""
     actor: str | None = None
     """Who wrote the claim: the ``actor=`` its write named, else its scope's agent, else
     its user (``""`` at a scope with neither); ``None`` for a store with no write log."""

@@ -47,6 +47,7 @@ class Plan:
     end: list[tuple[Claim, int, int]] = field(default_factory=list)  # (claim, valid_to, at)
     retire: list[tuple[Claim, int]] = field(default_factory=list)  # (claim, at)
     valid_to: int | None = None  # the new claim's end, possibly bounded by a later value
+    bounded_by: Claim | None = None  # that later value, when one bounds it
 
 
 def _micros(value: datetime | None) -> int | None:
@@ -97,9 +98,9 @@ def plan_write(
             continue
         conflicting.append((old, old_start, old_end))
     if close == "ended" and plan.correct is None:
-        for _, old_start, _ in conflicting:
+        for old, old_start, _ in conflicting:
             if old_start > start and (plan.valid_to is None or old_start < plan.valid_to):
-                plan.valid_to = old_start
+                plan.valid_to, plan.bounded_by = old_start, old
     for old, old_start, old_end in conflicting:
         if not _overlaps(start, plan.valid_to, old_start, old_end):
             continue

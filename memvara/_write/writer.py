@@ -384,12 +384,13 @@ class Writer:
         found = self._store.slot_claims(
             claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from")
         )[slot]
-        new, old, ends, retires = settle(found)
+        new, old, ends, retires, bounded_by = settle(found)
         if new is None:
             if old is None:
                 raise StoreError(NO_SETTLEMENT)
             return None, self._reinforce(old, claim), [], []
         (stored,) = self._insert([new], rows, [key])
+        self._note_bound([(stored, bounded_by)])
         return (
             stored,
             None,
@@ -412,7 +413,8 @@ class Writer:
             new = replace(new, valid_to=end, valid_to_known_at=None if end is None else claim.recorded_at,
                           observations=old.observations + 1, sources=(
                 *old.sources, *(s for s in new.sources if s not in old.sources)))
-        return Settlement(new, None, plan.end, plan.retire)
+        return Settlement(new, None, plan.end, plan.retire,
+                          None if plan.bounded_by is None else plan.bounded_by.id)
 
     def _plan(self, claim: Claim, existing: Sequence[Claim], close: str) -> Plan:
         """How ``claim`` settles against the slot's ``existing`` claims (never empty: a
@@ -475,6 +477,14 @@ class Writer:
         retires = [(old, at, claim.id) for claim, done in settled for old, at in done.retire]
         outcome.ended.extend(self._store.end_claims(ends))
         outcome.retired.extend(self._store.retire_claims(retires))
+        self._note_bound([(claim, done.bounded_by) for claim, done in settled])
+
+    def _note_bound(self, inserted: Sequence[tuple[Claim, str | None]]) -> None:
+        """Name the later value each new claim ends at (its end, unchanged) as what ended it."""
+        self._store.end_claims([
+            (claim, to_micros(claim.valid_to, "valid_to"),
+             to_micros(claim.valid_to_known_at, "valid_to_known_at"), by)
+            for claim, by in inserted if by is not None])
 
     # -- supersede ----------------------------------------------------------------------
     def supersede(
@@ -487,18 +497,11 @@ class Writer:
     ) -> WriteReceipt:
         """Close ``old_id`` where ``new`` takes over, and write ``new``; one transaction."""
         started = time.perf_counter()
-        if not isinstance(new, Claim):
-            raise InvalidArgumentError("new_claim", f"expected a Claim, got {type(new).__name__}")
-        if new.scope != Scope() and new.scope != scope:
-            raise InvalidArgumentError(
-                "new_claim", f"its scope {new.scope} is not the caller's scope {scope}"
-            )
+        new = _args.check_new_claim(new, scope, sources)
         now = self.now()
         switch = None if at is None else to_micros(at, "at")
         if switch is None:
             switch = now if new.valid_from is None else to_micros(new.valid_from, "valid_from")
-        if sources is not None:
-            new = replace(new, sources=(*new.sources, *_args.check_sources(sources)))
         prepared = self.prepare(new, scope, now, default_valid_from=switch)
         vectors, waiting, backlog_vectors = self._vectors_for([prepared])
         recorded = to_micros(prepared.recorded_at, "recorded_at")

@@ -49,12 +49,15 @@ class Settlement(NamedTuple):
     is ``None`` and the write is another observation of the believed ``reinforce``.
     ``end`` holds ``(claim, valid_to, at)`` and ``retire`` ``(claim, at)``: the closures
     the inserted claim causes, each naming it as the claim that closed them.
+    ``bounded_by`` is the id of the later value that ``insert`` ends at, when one does:
+    stored as what ended it (``why()``'s ``closed_by``).
     """
 
     insert: Claim | None
     reinforce: Claim | None
     end: Sequence[tuple[Claim, int, int]]
     retire: Sequence[tuple[Claim, int]]
+    bounded_by: str | None = None
 
 
 Written = tuple[Claim | None, Claim | None, list[Claim], list[Claim]]

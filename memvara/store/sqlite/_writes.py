@@ -294,7 +294,7 @@ class Writes(StoreCore):
                 if len(rows) > 1:
                     rows.sort(key=_by_start)
                 found = [decode_claim(row, None) for row in rows]
-            new, old, ends, retires = settle(found)
+            new, old, ends, retires, bounded_by = settle(found)
             if new is None:
                 if old is None:
                     raise StoreError(NO_SETTLEMENT)
@@ -306,6 +306,8 @@ class Writes(StoreCore):
                 (slot,) = self._write_vectors(conn, "claims", [rowid], vector)
             cid, row = claim_row(new, rowid, slot, subject_key)
             conn.execute(*single_insert(row))
+            if bounded_by is not None:  # a later value ends it: named as what ended it
+                conn.execute("UPDATE claims SET ended_by = ? WHERE rowid = ?", (bounded_by, rowid))
             self._log_inserted("added", (rowid,))
             if vector is not None:
                 conn.execute(ADVANCE_VECTOR_WATERMARK)
