@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from memvara import Claim, Memvara, SQLiteStore, export_jsonl
-from memvara._domain.erasure import ErasureRequest, scrub
+from memvara._domain.erasure import ErasureRequest, Scrubber, scrub
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
+from memvara.store.base import SimilarityStore
 
 from .conftest import Clock
 from .store_without import store_without
@@ -43,6 +44,14 @@ def seeded(mem: Memvara, clock: Clock) -> dict[str, str]:
     u.remember("ann", "knows", NAME, sources=[turns[f"ann and {NAME} went hiking"]])
     u.remember("ann", "likes", "tea", sources=[turns[f"ann and {NAME} went hiking"]])
     u.remember("report", "mentions", "hiking", sources=[about.id])  # derived from a claim about it
+    # Claims about others that mention it: in their text, metadata and sources, by the
+    # alias in metadata alone, and in an ended one the prune archives.
+    u.remember("ann", "met", "bob", text=f"ann met bob and {NAME} at the fair",
+               meta={"note": f"with {NAME.upper()}", "tags": [NAME.lower(), 3], NAME: "a key"},
+               sources=[f"https://crm/{NAME}/2", "doc 7", f"https://crm/{NAME.lower()}/2"])
+    u.remember("ann", "plays", "go", meta={"taught_by": ALIAS})
+    u.remember("ann", "visited", "Lyon", text=f"ann visited Lyon with {NAME}",
+               valid_from=clock.now - timedelta(days=3), valid_to=clock.now - timedelta(hours=2))
     old = u.remember(NAME, "speaks", "Esperanto", valid_from=clock.now - timedelta(days=2),
                      valid_to=clock.now - timedelta(hours=1)).added[0]
     clock.advance(days=60)
@@ -61,12 +70,14 @@ def test_everything_about_the_subject_is_erased_from_every_file(tmp_path: Path, 
     manifest = mem.forget_subject(ALIAS, reason=f"request of {NAME}", requested_by="dpo", user="u1")
     assert (manifest.claims, manifest.archived, manifest.episodes_erased,
             manifest.episodes_scrubbed, manifest.aliases) == (4, 2, 1, 1, 1)
+    assert manifest.claims_scrubbed == 3 and manifest.to_dict()["claims_scrubbed"] == 3
     assert manifest.complete and manifest.targets == {}
     u = mem.scope(user="u1")
     assert sorted((c.subject, c.object) for c in u.get_all(states=("live", "ended", "retired"))) == [
-        ("ann", "tea")]
+        ("ann", "bob"), ("ann", "go"), ("ann", "tea")]
     assert [e.content for e in u.episodes()] == ["ann and [erased] went hiking"]
-    assert u.archived() == [] and [c.object for c in u.get_all(agent="helper")] == ["tea"]
+    assert [c.text for c in u.archived()] == ["ann visited Lyon with [erased]"]
+    assert sorted(c.object for c in u.get_all(agent="helper")) == ["bob", "go", "tea"]
     assert [c.object for c in mem.get_all(user="u2")] == ["Oslo"]  # another scope's rows stay
     assert any(r.episode is not None and "[erased]" in r.episode.content
                for r in u.search("hiking", include_episodes=True))  # still searched, scrubbed
@@ -336,3 +347,51 @@ def test_a_turn_said_again_after_the_erasure_is_not_a_copy_of_the_scrubbed_one(m
     assert mem.forget_subject(NAME, reason="r", requested_by="q", user="u1").episodes_scrubbed == 1
     assert mem.add(said, user="u1").skipped == ()
     assert said in [e.content for e in mem.episodes(user="u1")]
+
+
+def test_a_claim_that_mentions_the_subject_loses_the_name_its_index_entry_and_vector(
+        mem: Memvara) -> None:
+    """A claim about someone else may name the subject in its text, its metadata (an
+    adapter's transcript message, ``add(meta=)``) or its sources (a CRM link): it stays,
+    each name replaced, found by its other words, no longer by the name, and the vector
+    that encoded the name is gone. (The source index is read as bytes, or as every
+    PostgreSQL table, by the tests of ``seeded``.)"""
+    mem.alias_entity(ALIAS, NAME)
+    mem.remember(NAME, "lives_in", "Porto")
+    said = f"ann met {NAME} at the fair"
+    met = mem.remember("ann", "met", "bob", text=said, sources=[f"https://crm/{NAME}/2", "doc 7"],
+                       meta={"message": {"content": said, "calls": [{"args": {"q": NAME}}]},
+                             "n": 1}).added[0]
+    told = mem.add("I live in Lisbon", meta={"told_by": ALIAS.lower()}).added[0]
+    mem.remember("ann", "likes", "tea", meta={"note": "nothing\nto scrub"}, sources=["C:\\notes"])
+    mem.remember("bob", "likes", "jazz", meta={"n": 2}, sources=["doc 8"])
+    mem._core.writer.embed_missing()
+    store = mem.store
+    assert isinstance(store, SimilarityStore)
+    old = mem._core.embedder.encode([said])[0]
+    assert store.claim_similarities([met.id], old)[met.id] > 0.99
+    assert met.id in [r.claim.id for r in mem.search(NAME) if r.claim]
+    manifest = mem.forget_subject(NAME, reason="r", requested_by="q")
+    assert (manifest.claims, manifest.claims_scrubbed) == (1, 2)
+    claims = {c.id: c for c in mem.get_all()}
+    assert claims[met.id].text == "ann met [erased] at the fair"
+    assert claims[met.id].meta == {"message": {"content": "ann met [erased] at the fair",
+                                               "calls": [{"args": {"q": "[erased]"}}]}, "n": 1}
+    assert claims[met.id].sources == ("https://crm/[erased]/2", "doc 7")
+    assert claims[told.id].meta == {"told_by": "[erased]"}
+    assert [r.claim.id for r in mem.search("fair") if r.claim] == [met.id]
+    assert met.id not in [r.claim.id for r in mem.search(NAME) if r.claim]
+    assert store.claim_similarities([met.id], old).get(met.id, 0.0) < 0.99
+
+
+def test_a_scrubber_reaches_every_string_of_json_and_decodes_only_what_may_name_one() -> None:
+    scrubber = Scrubber(("Zoë", "Zorblatt"))
+    assert scrubber.value({"Zoë": ["zoe", {"k": "hi ZOE"}, 3, None]}) == {
+        "[erased]": ["[erased]", {"k": "hi [erased]"}, 3, None]}
+    for raw in ('{"k": "line\\nzorblatt"}', '["nZORBLATT"]', '{"k": "ZOE"}', '["a\\u00e9"]'):
+        assert scrubber.may_change_json(raw), raw  # a name anywhere, or an escape
+    assert not scrubber.may_change_json('{"k": "zorb and zed", "n": 3}')
+    # a dotless ı matches an i ignoring case, which no folded word shows
+    assert Scrubber(("Yılmaz",)).may_change_json('["YILMAZ"]') and scrub("YILMAZ", ("Yılmaz",)) == "[erased]"
+    assert Scrubber(("Yilmaz",)).may_change_json('["yılmaz"]')
+    assert not Scrubber(("Yilmaz",)).may_change_json('["café"]')

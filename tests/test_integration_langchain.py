@@ -370,6 +370,24 @@ def test_an_empty_list_writes_nothing_and_a_broader_transcript_of_one_name_is_no
     assert [m.content for m in history.messages] == ["I live in Oslo", "Weather?"]
 
 
+def test_forget_subject_takes_the_name_out_of_the_transcript(mem: Memvara) -> None:
+    # Each message is a claim about the session, not about the subject: it stays, and
+    # forget_subject() replaces the name in its text, its speaker and its tool calls.
+    history = MemvaraChatMessageHistory(mem, "s")
+    history.add_messages([
+        HumanMessage("Zorblattine lives next door", name="Zorblattine"),
+        AIMessage("ok", tool_calls=[{"id": "t1", "name": "lookup", "args": {"q": "Zorblattine"}}]),
+        ToolMessage("zorblattine found", tool_call_id="t1", name="lookup")])
+    mem.remember("Zorblattine", "lives_in", "Porto")
+    assert mem.forget_subject("Zorblattine", reason="r", requested_by="q").claims_scrubbed == 3
+    read = history.messages
+    assert [(type(m).__name__, m.content, m.name) for m in read] == [
+        ("HumanMessage", "[erased] lives next door", "[erased]"), ("AIMessage", "ok", None),
+        ("ToolMessage", "[erased] found", "lookup")]
+    assert cast(AIMessage, read[1]).tool_calls[0]["args"] == {"q": "[erased]"}
+    assert "zorblattine" not in json.dumps([m.model_dump() for m in read]).lower()
+
+
 def test_a_redactor_rewrites_what_the_transcript_keeps(clock: Clock) -> None:
     with Memvara(clock=clock, redactor=BasicRedactor()) as memory:
         history = MemvaraChatMessageHistory(memory=memory, session_id="s")

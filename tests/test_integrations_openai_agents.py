@@ -279,6 +279,28 @@ def test_clear_retires_the_transcript_and_keeps_what_was_learned(mem: Memvara) -
     assert run(session.get_items()) == [_user("again")]
 
 
+def test_forget_subject_takes_the_name_out_of_the_items_and_what_they_learned(
+        mem: Memvara) -> None:
+    # A transcript item is a claim of its own, about the session: forget_subject()
+    # leaves it in place and replaces the name in its text and in the item kept.
+    session = MemvaraSession("s1", mem.scope(user="alice"))
+    run(session.add_items([
+        _user("I am friends with Zorblattine"),
+        {"type": "function_call", "call_id": "c1", "name": "lookup",
+         "arguments": '{"q": "Zorblattine"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "ZORBLATTINE found"}]))
+    mem.remember("Zorblattine", "lives_in", "Porto", user="alice")
+    manifest = mem.forget_subject("Zorblattine", reason="r", requested_by="q", user="alice")
+    assert manifest.claims_scrubbed == 3
+    assert run(session.get_items()) == [
+        _user("I am friends with [erased]"),
+        {"type": "function_call", "call_id": "c1", "name": "lookup",
+         "arguments": '{"q": "[erased]"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "[erased] found"}]
+    texts = [c.text for c in mem.get_all(user="alice", session="s1", predicate=ITEM_PREDICATE)]
+    assert texts and not any("zorblattine" in text.lower() for text in texts)
+
+
 def _as_items(output: list[Any]) -> list[Any]:
     return ModelResponse(output=output, usage=Usage(), response_id=None).to_input_items()
 

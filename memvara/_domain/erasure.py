@@ -13,7 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 from .entities import folded_words
 from .model import fields_dict
 
-__all__ = ["ERASED", "ErasureManifest", "ErasureRequest", "ErasureTarget", "distinct_names", "scrub"]
+__all__ = ["ERASED", "ErasureManifest", "ErasureRequest", "ErasureTarget", "Scrubber",
+           "distinct_names", "scrub"]
 
 ERASED = "[erased]"
 """What a subject's name becomes in a turn that survives its erasure."""
@@ -61,6 +62,9 @@ class ErasureManifest:
     """Turns only those claims cited, erased."""
     episodes_scrubbed: int
     """Other turns that named the subject, kept with each name replaced by ``[erased]``."""
+    claims_scrubbed: int
+    """Other claims that named the subject in their text, metadata or sources (a
+    transcript message, a note, a URL), kept with each name replaced by ``[erased]``."""
     aliases: int
     targets: dict[str, bool] = field(default_factory=dict)
     """Each outside target's name and whether it confirmed."""
@@ -80,21 +84,66 @@ def scrub(text: str, names: tuple[str, ...]) -> str:
     run of words that folds to a name's words (``folded_words``: another accent or case,
     other punctuation between them) goes too: an alias is known by its folded key alone,
     and "Zoë" and "O'Brien" must go for the keys "zoe" and "o brien"."""
-    names = tuple(sorted({n for n in names if n.strip()}, key=len, reverse=True))
-    for name in names:
-        text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", ERASED, text, flags=re.IGNORECASE)
-    keys = [key for key in (_key_words(name) for name in names) if key]
-    if not keys or not _folds_to_any(text, keys):
+    return Scrubber(names)(text)
+
+
+class Scrubber:
+    """``scrub`` for one set of names, prepared once (the patterns, the folded keys): an
+    erasure runs it over every turn and claim of the scopes it reaches."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = tuple(sorted({n for n in names if n.strip()}, key=len, reverse=True))
+        self._whole = [re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+                       for name in self.names]
+        self._anywhere = re.compile("|".join(map(re.escape, self.names)), re.IGNORECASE)
+        self._keys = [key for key in (_key_words(name) for name in self.names) if key]
+        # Names the fold alone answers for in ASCII text: ASCII, with words of their own.
+        self._ascii = all(name.isascii() and _key_words(name) for name in self.names)
+        self._hint = re.compile("|".join(re.escape(key[0]) for key in self._keys), re.IGNORECASE)
+
+    def __call__(self, text: str) -> str:
+        if not self._may_name(text):  # most text names none of them: skip the passes
+            return text
+        for pattern in self._whole:
+            text = pattern.sub(ERASED, text)
+        if not self._keys or not _folds_to_any(text, self._keys):
+            return text
+        words = folded_words(text)
+        spans: list[tuple[int, int]] = []
+        for key in self._keys:
+            for i in range(len(words) - len(key) + 1):
+                if all(words[i + j][0] == part for j, part in enumerate(key)):
+                    spans.append((words[i][1], words[i + len(key) - 1][2]))
+        for start, end in sorted(_merged(spans), reverse=True):
+            text = text[:start] + ERASED + text[end:]
         return text
-    words = folded_words(text)
-    spans: list[tuple[int, int]] = []
-    for key in keys:
-        for i in range(len(words) - len(key) + 1):
-            if all(words[i + j][0] == part for j, part in enumerate(key)):
-                spans.append((words[i][1], words[i + len(key) - 1][2]))
-    for start, end in sorted(_merged(spans), reverse=True):
-        text = text[:start] + ERASED + text[end:]
-    return text
+
+    def _may_name(self, text: str) -> bool:
+        """Whether a name may be in ``text``: a test at C speed that never says no where
+        a pass would find one (each of a key's words is in it, ``_folds_to_any``, or,
+        beside a letter outside ASCII or a name of no words, a name's own pattern with no
+        word bounds: "ı" is an "i" ignoring case, which no folded word shows)."""
+        if self._ascii and text.isascii():  # the usual case: one search at C speed first
+            return self._hint.search(text) is not None and _folds_to_any(text, self._keys)
+        return _folds_to_any(text, self._keys) or self._anywhere.search(text) is not None
+
+    def may_change_json(self, raw: str) -> bool:
+        """Whether ``value`` may change some string of the JSON ``raw``, never saying no
+        where it would: without a backslash every string of ``raw`` stands in it as it
+        is, so a name in one is in ``raw`` too; an escape may hide one."""
+        return "\\" in raw or self._may_name(raw)
+
+    def value(self, value: Any) -> Any:
+        """``value`` (JSON: a claim's metadata or sources) scrubbed in every string, keys
+        too: a name may be any of them (a message's text, a tool call's argument). Two
+        keys that become one keep the later's value."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        if isinstance(value, dict):
+            return {self(key): self.value(item) for key, item in value.items()}
+        return value
 
 
 def _key_words(name: str) -> tuple[str, ...]:

@@ -73,15 +73,20 @@ class ForgetAPI(Handle):
         source, and so on; the turns only those claims cited; the aliases of the subject
         learned here; the reviews and evidence ``observe()`` filed about it or for it as
         a value. Every other turn of those scopes that names the subject keeps its
-        text with each name (an alias too) replaced by ``[erased]`` (and loses its vector). Then each
-        registered ``ErasureTarget`` is asked to erase it too.
+        text with each name (an alias too) replaced by ``[erased]`` (and loses its vector), and
+        so does every other claim of those scopes, archived ones too, in its text (then
+        indexed again, its vector dropped), its metadata's strings and its sources: an
+        adapter's transcript message, a note, a URL. Then each registered
+        ``ErasureTarget`` is asked to erase it too. Calls ``add(wait=False)`` queued
+        before it are applied first, so their turns are erased too.
 
         Promises: once it returns, no file of the store (the database, its write-ahead
         log, the vector files) holds the erased text; the write log and the tombstone
         hold only ids, counts and the subject's digest keyed by the store's secret (a
         plain hash of a name can be confirmed by guessing it). Does not promise: text
-        naming the subject inside another value (``"maya's cafe"`` as an object), copies
-        outside the store that no target covers, or backups.
+        naming the subject inside another value (``"maya's cafe"`` as an object or a
+        subject), ``actor=`` strings in the write log, copies outside the store that no
+        target covers, or backups.
 
         Args:
             reason, requested_by: kept in the tombstone (any name of the subject in them
@@ -129,7 +134,8 @@ class ForgetAPI(Handle):
         if targets:
             store.confirm_targets(request.tombstone, targets)
         counts = erased.counts if erased else dict.fromkeys(
-            ("claims", "archived", "episodes_erased", "episodes_scrubbed", "aliases"), 0)
+            ("claims", "archived", "episodes_erased", "episodes_scrubbed", "claims_scrubbed",
+             "aliases"), 0)
         return ErasureManifest(request.tombstone, digest, targets=targets, **counts)
 
     def tombstones(

@@ -163,9 +163,9 @@ class Tombstone:
 @dataclass(frozen=True, slots=True)
 class SubjectErasure:
     """What ``erase_subject`` did: the counts (``claims``, ``archived``,
-    ``episodes_erased``, ``episodes_scrubbed``, ``aliases``), the erased claims' and
-    turns' ids, and every name of the subject it found (for outside targets; the
-    caller drops them)."""
+    ``episodes_erased``, ``episodes_scrubbed``, ``claims_scrubbed``, ``aliases``), the
+    erased claims' and turns' ids, and every name of the subject it found (for outside
+    targets; the caller drops them)."""
 
     counts: dict[str, int]
     claim_ids: tuple[str, ...]
@@ -188,8 +188,10 @@ class ForgetStore(Protocol):
         turns no surviving claim cites among those they cited; erase the aliases of
         ``keys`` the subtree's owners learned; replace each name (``names`` and the
         subjects and objects found under ``keys``) in every other turn of the subtree by
-        ``_domain.erasure.ERASED``, dropping those turns' vectors; clear other rows'
-        references to the erased ids; add a tombstone (``reason`` and ``requested_by``
+        ``_domain.erasure.ERASED``, dropping those turns' vectors, and in the text,
+        metadata and sources of every other claim of the subtree, archived ones too
+        (``store/_scrubbed_claims``: a changed text is indexed again and its vector
+        dropped); clear other rows' references to the erased ids; add a tombstone (``reason`` and ``requested_by``
         scrubbed of the names too) and a ``log_note("tombstone", ...)``. Nothing of the
         erased text may remain in any file the store keeps once it returns (rows, text
         indexes, vectors, the write-ahead log)."""

@@ -4,9 +4,10 @@ reached, as the SQLite store does it (``store/sqlite/_forget.py``).
 One transaction finds the claims about the subject or naming it as the object, then
 (repeatedly) the claims citing any of them as a source; erases them, the archived ones
 too, the turns only they cited, the owner's aliases of the subject, the reviews and
-evidence of its slots and of it as a value; replaces each name
-in every other turn of the subtree (``_domain/erasure.scrub``, its tokens and vector
-redone); clears other rows' references to the erased ids; and writes the tombstone.
+evidence of its slots and of it as a value; replaces each name in every other turn and
+every other claim of the subtree (``_domain/erasure.scrub``: a claim's text, metadata
+and sources; a changed text's tokens and vector redone); clears other rows' references
+to the erased ids; and writes the tombstone.
 Once it commits, ``VACUUM`` reclaims the dead row versions that still held the text
 (docs/postgres.md says what the server keeps beyond its tables).
 """
@@ -17,11 +18,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._domain.erasure import distinct_names, scrub
+from ..._domain.erasure import Scrubber, distinct_names
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
+from .._scrubbed_claims import scrubbed_columns
 from . import _sql
 from ._archive import Archive
 from ._writes import content_hash
@@ -93,6 +95,7 @@ class Forgetting(Archive):
                     f" UNION SELECT object FROM {table} WHERE {where} AND object_key = ANY(%s)",
                     [*params, keys, *params, keys]))
             every = distinct_names(found)
+            scrubber = Scrubber(every)
             claim_ids = ids("SELECT id FROM claims WHERE rowid = ANY(%s) ORDER BY rowid", [picked])
             cited = set(ids("SELECT source FROM claim_sources WHERE claim_rowid = ANY(%s)",
                             [picked]))
@@ -117,18 +120,21 @@ class Forgetting(Archive):
                 " OR entity_key = ANY(%s))"), [*owner_params, keys, keys]).rowcount
             for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
                 self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}", [*params, keys, keys])
-            self._scrub_grounds(conn, where, params, every)
-            scrubbed = self._scrub_turns(conn, where, params, every)
+            self._scrub_grounds(conn, where, params, scrubber)
+            scrubbed = self._scrub_turns(conn, where, params, scrubber)
             erased = {
                 "claims": n_claims, "archived": len(archived), "episodes_erased": n_turns,
-                "episodes_scrubbed": scrubbed, "aliases": aliases,
+                "episodes_scrubbed": scrubbed,
+                "claims_scrubbed": sum(self._scrub_claims(conn, table, where, params, scrubber)
+                                       for table in ("claims", "claims_archive")),
+                "aliases": aliases,
             }
             self._exec(conn, (
                 "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
                 " erased, targets) VALUES (%s, %s, %s, %s, %s, %s, %s, '{}')"),
-                [tombstone.id, tombstone.at, scrub(tombstone.reason, every),
-                 scrub(tombstone.requested_by, every), tombstone.subject_digest,
-                 scrub(json.dumps(scope.to_dict(), sort_keys=True), every),
+                [tombstone.id, tombstone.at, scrubber(tombstone.reason),
+                 scrubber(tombstone.requested_by), tombstone.subject_digest,
+                 scrubber(json.dumps(scope.to_dict(), sort_keys=True)),
                  json.dumps(erased, sort_keys=True)])
             self.log_note("tombstone", id=tombstone.id, subject=tombstone.subject_digest, **erased)
             self._after_commit.append(self._vacuum_scrubbed)
@@ -153,32 +159,32 @@ class Forgetting(Archive):
                 "embeddings": counts["embeddings"] + sum(1 for r in archived if r[0])}
 
     def _scrub_grounds(self, conn: Any, where: str, params: list[object],
-                       names: tuple[str, ...]) -> None:
-        """Replace ``names`` in the grounds of the subtree's other evidence (a ground is any
+                       scrubber: Scrubber) -> None:
+        """Replace the subject's names in the grounds of the subtree's other evidence (a ground is any
         string naming a source: a URL or a title may hold the name); a ground that then
         equals another of its value's goes (``ground_echo``)."""
         rows = self._exec(conn, f"SELECT rowid, ground FROM evidence WHERE {where}"
                           " ORDER BY rowid FOR UPDATE", params).fetchall()
         for rowid, old in rows:
-            if (new := scrub(old, names)) != old:
+            if (new := scrubber(old)) != old:
                 self._exec(conn, ground_echo("%s"), [rowid, new])
                 self._exec(conn, "UPDATE evidence SET ground = %s WHERE rowid = %s", [new, rowid])
 
     def _scrub_turns(self, conn: Any, where: str, params: list[object],
-                     names: tuple[str, ...]) -> int:
-        """Replace ``names`` in every turn of the subtree that holds one: text, tokens and
+                     scrubber: Scrubber) -> int:
+        """Replace the subject's names in every turn of the subtree that holds one: text, tokens and
         content digest; the old vector goes (it encoded the name). Every turn of the
         subtree is read, unlocked: a name may be written with accents or punctuation its
         folded key lacks ("Zoë" for "zoe"), which no ``ILIKE`` finds; the turns ``scrub``
         changes are then locked and read again."""
         every = self._exec(conn, f"SELECT rowid, content FROM episodes WHERE {where}",
                            params).fetchall()
-        named = [rowid for rowid, old in every if scrub(old, names) != old]
+        named = [rowid for rowid, old in every if scrubber(old) != old]
         rows = self._exec(conn, "SELECT rowid, content, tokens FROM episodes"
                           " WHERE rowid = ANY(%s) ORDER BY rowid FOR UPDATE",
                           [named]).fetchall() if named else []
-        changed = [(rowid, scrub(old, names), tokens) for rowid, old, tokens in rows
-                   if scrub(old, names) != old]
+        changed = [(rowid, scrubber(old), tokens) for rowid, old, tokens in rows
+                   if scrubber(old) != old]
         rowids = [c[0] for c in changed]
         self._unindex(conn, "episodes", rowids, sum(int(c[2]) for c in changed))
         lengths = self._index(conn, "episodes", rowids, [c[1] for c in changed])
@@ -186,6 +192,39 @@ class Forgetting(Archive):
                    " emb = NULL WHERE rowid = %s",
                    [(text, content_hash(text), length, rowid)
                     for (rowid, text, _), length in zip(changed, lengths)])
+        return len(changed)
+
+    def _scrub_claims(self, conn: Any, table: str, where: str, params: list[object],
+                      scrubber: Scrubber) -> int:
+        """Replace the subject's names in the text, metadata and sources of every claim of the
+        subtree left in ``table`` (``scrubbed_columns``): read unlocked, then the changed
+        rows locked and read again, as ``_scrub_turns`` does. A changed text gets its
+        tokens redone and loses its vector (a live claim's is computed again, as any
+        waiting claim's is); the source index follows the sources."""
+        every = self._exec(conn, f"SELECT rowid, text, meta, sources FROM {table} WHERE {where}",
+                           params).fetchall()
+        named = [r[0] for r in every if scrubbed_columns(r[1], r[2], r[3], scrubber) is not None]
+        rows = self._exec(conn, f"SELECT rowid, text, meta, sources, tokens FROM {table}"
+                          " WHERE rowid = ANY(%s) ORDER BY rowid FOR UPDATE",
+                          [named]).fetchall() if named else []
+        changed = [(r, new) for r in rows
+                   if (new := scrubbed_columns(r[1], r[2], r[3], scrubber)) is not None]
+        texts = [(r[0], new[0], int(r[4])) for r, new in changed if new[0] != r[1]]
+        if table == "claims":  # the archive's text is indexed again when it is restored
+            self._unindex(conn, table, [t[0] for t in texts], sum(t[2] for t in texts))
+            lengths = self._index(conn, table, [t[0] for t in texts], [t[1] for t in texts])
+        else:
+            lengths = [sum(found.values()) for found in self._tokenizer.counts([t[1] for t in texts])]
+        tokens = {t[0]: length for t, length in zip(texts, lengths)}
+        self._many(conn, f"UPDATE {table} SET text = %s, meta = %s, sources = %s, tokens = %s,"
+                   " emb = CASE WHEN %s THEN NULL ELSE emb END WHERE rowid = %s",
+                   [(*new, tokens.get(r[0], r[4]), r[0] in tokens, r[0]) for r, new in changed])
+        moved = [r[0] for r, new in changed if new[2] != r[3]]
+        if table == "claims" and moved:
+            self._exec(conn, "DELETE FROM claim_sources WHERE claim_rowid = ANY(%s)", [moved])
+            self._exec(conn, "INSERT INTO claim_sources (source, claim_rowid) SELECT DISTINCT s,"
+                       " c.rowid FROM claims c, json_array_elements_text(c.sources::json) s"
+                       " WHERE c.rowid = ANY(%s)", [moved])
         return len(changed)
 
     def _vacuum_scrubbed(self) -> None:

@@ -3,10 +3,10 @@
 One transaction finds the claims about the subject or naming it as the object, then
 (repeatedly) the claims citing any of them as a source; erases them, the archived ones
 too, the turns only they cited, the owner's aliases of the subject, the reviews and
-evidence of its slots and of it as a value; replaces each name
-in every other turn of the subtree (``_domain/erasure.scrub``); clears other rows'
-references to the erased ids (an id carries a digest of its claim's content); writes the
-tombstone; and, like ``erase_claim``, zeroes the vectors, merges the text indexes and
+evidence of its slots and of it as a value; replaces each name in every other turn
+and every other claim of the subtree (``_domain/erasure.scrub``: text, metadata,
+sources); clears other rows' references to the erased ids (an id carries a digest of
+its claim's content); writes the tombstone; and, like ``erase_claim``, zeroes the vectors, merges the text indexes and
 truncates the write-ahead log once it commits.
 """
 
@@ -17,11 +17,12 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._domain.erasure import distinct_names, scrub
+from ..._domain.erasure import Scrubber, distinct_names
 from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
+from .._scrubbed_claims import scrubbed_columns
 from . import _sql
 from ._episodes import content_hash
 from ._erasure import Erasure
@@ -71,6 +72,7 @@ class Forgetting(Erasure):
                     f" UNION SELECT object FROM {table} WHERE {where} AND object_key IN ({marks})",
                     [*params, *keys, *params, *keys]))
             every = distinct_names(found)
+            scrubber = Scrubber(every)
             claim_ids = [r[0] for r in conn.execute(
                 f"SELECT id FROM claims WHERE rowid IN {picked} ORDER BY rowid")]
             cited = {r[0] for r in conn.execute(
@@ -102,22 +104,23 @@ class Forgetting(Erasure):
                 f" OR entity_key IN ({marks}))", [*owner_params, *keys, *keys]).rowcount
             for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
                 conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}", [*params, *keys, *keys])
-            self._scrub_grounds(conn, where, params, every)
-            scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, every)
+            self._scrub_grounds(conn, where, params, scrubber)
+            scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, scrubber)
+            mentions, mention_slots = self._scrub_claims(conn, where, params, scrubber)
             erased = {
                 "claims": len(claim_slots), "archived": len(archived), "episodes_erased": n_turns,
-                "episodes_scrubbed": scrubbed, "aliases": aliases,
+                "episodes_scrubbed": scrubbed, "claims_scrubbed": mentions, "aliases": aliases,
             }
             conn.execute(
                 "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
                 " erased, targets) VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
-                (tombstone.id, tombstone.at, scrub(tombstone.reason, every),
-                 scrub(tombstone.requested_by, every), tombstone.subject_digest,
-                 scrub(json.dumps(scope.to_dict(), sort_keys=True), every),
+                (tombstone.id, tombstone.at, scrubber(tombstone.reason),
+                 scrubber(tombstone.requested_by), tombstone.subject_digest,
+                 scrubber(json.dumps(scope.to_dict(), sort_keys=True)),
                  json.dumps(erased, sort_keys=True)))
             note(conn, "tombstone", {"id": tombstone.id, "subject": tombstone.subject_digest, **erased})
             self._zero_vectors("claims", [s for s in claim_slots if s is not None]
-                               + [r[0] for r in archived if r[0] is not None])
+                               + [r[0] for r in archived if r[0] is not None] + mention_slots)
             self._zero_vectors("episodes", turn_slots + scrubbed_slots)
             self._scrub(conn, ["claims_fts", "episodes_fts"])
         return SubjectErasure(erased, tuple(claim_ids), tuple(episode_ids), every)
@@ -141,27 +144,27 @@ class Forgetting(Erasure):
                 "embeddings": counts["embeddings"] + len(vectors)}
 
     def _scrub_grounds(
-        self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
+        self, conn: sqlite3.Connection, where: str, params: list[object], scrubber: Scrubber,
     ) -> None:
-        """Replace ``names`` in the grounds of the subtree's other evidence (a ground is any
+        """Replace the subject's names in the grounds of the subtree's other evidence (a ground is any
         string naming a source: a URL or a title may hold the name); a ground that then
         equals another of its value's goes (``ground_echo``)."""
         rows = conn.execute(f"SELECT rowid, ground FROM evidence WHERE {where}", params).fetchall()
         for rowid, old in rows:
-            if (new := scrub(old, names)) != old:
+            if (new := scrubber(old)) != old:
                 conn.execute(ground_echo("?"), (rowid, new))
                 conn.execute("UPDATE evidence SET ground = ? WHERE rowid = ?", (new, rowid))
 
     def _scrub_turns(
-        self, conn: sqlite3.Connection, where: str, params: list[object], names: tuple[str, ...],
+        self, conn: sqlite3.Connection, where: str, params: list[object], scrubber: Scrubber,
     ) -> tuple[int, list[int]]:
-        """Replace ``names`` in every turn of the subtree that holds one: text, index
+        """Replace the subject's names in every turn of the subtree that holds one: text, index
         entry and content digest; the old vector goes (it encoded the name). Every turn
         of the subtree is read: a name may be written with accents or punctuation its
         folded key lacks ("Zoë" for "zoe"), which no ``LIKE`` finds; ``scrub`` decides."""
         rows = conn.execute(
             f"SELECT rowid, content, vec_slot FROM episodes WHERE {where}", params).fetchall()
-        changed = [(rowid, old, scrub(old, names), slot) for rowid, old, slot in rows]
+        changed = [(rowid, old, scrubber(old), slot) for rowid, old, slot in rows]
         changed = [c for c in changed if c[2] != c[1]]
         conn.executemany("INSERT INTO episodes_fts (episodes_fts, rowid, content)"
                          " VALUES ('delete', ?, ?)", [(c[0], c[1]) for c in changed])
@@ -170,6 +173,32 @@ class Forgetting(Erasure):
         conn.executemany("INSERT INTO episodes_fts (rowid, content) VALUES (?, ?)",
                          [(c[0], c[2]) for c in changed])
         return len(changed), [c[3] for c in changed if c[3] is not None]
+
+    def _scrub_claims(
+        self, conn: sqlite3.Connection, where: str, params: list[object], scrubber: Scrubber,
+    ) -> tuple[int, list[int]]:
+        """Replace the subject's names in the text, metadata and sources of every claim of the
+        subtree left, archived ones too (``scrubbed_columns``): how many changed, and the
+        vector slots of those whose text did (the vector encoded it). The update trigger
+        indexes a changed text again; the source index follows the sources."""
+        changed, slots = 0, []
+        for table in ("claims", "claims_archive"):
+            rows = conn.execute(f"SELECT rowid, text, meta, sources, vec_slot FROM {table}"
+                                f" WHERE {where}", params).fetchall()
+            for rowid, text, meta, sources, slot in rows:
+                if (new := scrubbed_columns(text, meta, sources, scrubber)) is None:
+                    continue
+                changed += 1
+                conn.execute(f"UPDATE {table} SET text = ?, meta = ?, sources = ? WHERE rowid = ?",
+                             (*new, rowid))
+                if table == "claims" and new[2] != sources:
+                    conn.execute("DELETE FROM claim_sources WHERE claim_rowid = ? AND source IN"
+                                 " (SELECT value FROM json_each(?))", (rowid, sources))
+                    conn.execute("INSERT OR IGNORE INTO claim_sources (source, claim_rowid)"
+                                 " SELECT value, ? FROM json_each(?)", (rowid, new[2]))
+                if new[0] != text and slot is not None:
+                    slots.append(slot)
+        return changed, slots
 
     def tombstones(self, subject_digest: str | None = None) -> list[dict[str, object]]:
         """Every tombstone (of one subject digest), oldest first; see ``ForgetStore``."""

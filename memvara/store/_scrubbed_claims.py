@@ -1,0 +1,32 @@
+"""A surviving claim's columns with an erased subject's names taken out: what
+``erase_subject`` writes back over a claim that only mentions the subject, on both
+backends (the text, and the metadata and sources as the row holds them: JSON)."""
+
+from __future__ import annotations
+
+import json
+
+from .._domain.erasure import Scrubber
+
+__all__ = ["scrubbed_columns"]
+
+
+def scrubbed_columns(
+    text: str, meta: str | None, sources: str | None, scrub: Scrubber,
+) -> tuple[str, str | None, str | None] | None:
+    """``text``, ``meta`` and ``sources`` with every name replaced, or ``None`` when none
+    of them held one. Sources that become one are kept once, in their first place. JSON
+    is decoded only where a name may be (``Scrubber.may_change_json``: most rows name
+    none), and one that held none is returned as it was, byte for byte."""
+    new_text, new_meta, new_sources = scrub(text), meta, sources
+    if meta is not None and scrub.may_change_json(meta):
+        held = json.loads(meta)
+        if (clean := scrub.value(held)) != held:
+            new_meta = json.dumps(clean, sort_keys=True, ensure_ascii=False)
+    if sources is not None and scrub.may_change_json(sources):
+        cited = json.loads(sources)
+        if (kept := list(dict.fromkeys(scrub(source) for source in cited))) != cited:
+            new_sources = json.dumps(kept, ensure_ascii=False)
+    if (new_text, new_meta, new_sources) == (text, meta, sources):
+        return None
+    return new_text, new_meta, new_sources
