@@ -201,6 +201,18 @@ def test_a_stored_word_is_found_by_its_own_spelling(
             assert found == [f"user likes {stored}"], query
 
 
+def test_a_typographic_apostrophe_is_an_apostrophe(mem: Memvara) -> None:
+    # "Melanie\u2019s" and "don\u2019t" were the words "melanie", "s", "don" and "t": "s"
+    # and "t" matched every possessive and every "can't" in the store.
+    mem.remember("user", "likes", "green tea")
+    mem.remember("ann", "said", "Ann's cat can't swim")
+    for query in ("What is Melanie\u2019s favourite tea?", "I don\u2019t like tea", "Melanie\u02bcs tea"):
+        hits = [r.text for r in mem.search(query) if r.explain.bm25_rank is not None]
+        assert hits == ["user likes green tea"], query
+    assert query_terms("Melanie\u2019s tea, I don\u2019t") == ["melanie's", "tea"]
+    assert query_terms("Melanie\u02bcs") == ["melanie's", "melanie\u02bcs"]  # \u02bc is a letter
+
+
 def test_query_words_are_searched_folded_and_as_typed() -> None:
     assert query_terms("Hauptstraße straße") == ["hauptstrasse", "hauptstraße", "strasse", "straße"]
     assert query_terms("\u0130stanbul istanbul") == ["istanbul"]  # not "i" + a dot, "stanbul"

@@ -74,12 +74,18 @@ def _words(text: str) -> Iterator[str]:
                     if _as_indexed(typed) != _as_indexed(_folded(typed)))
 
 
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'"})
+"""A typographic apostrophe (a right single quote, a modifier letter) is an apostrophe:
+"Melanie\u2019s" is the word "melanie's", not "melanie" and an "s" found in every
+possessive."""
+
+
 def _folded(text: str) -> str:
-    """``text`` casefolded between two NFKC passes (casefold can decompose: "ǰ"), and a
+    """``text`` casefolded between two NFKC passes (casefold can decompose: "ǰ"), a
     dotted capital I's casefold ("i" and a combining dot) made a plain "i", as the index
-    makes it, so that "İstanbul" stays one word."""
+    makes it, so that "İstanbul" stays one word, and apostrophes made ``'``."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return folded.replace("i\u0307", "i")
+    return folded.replace("i\u0307", "i").translate(_APOSTROPHES)
 
 
 def _as_indexed(word: str) -> str:
