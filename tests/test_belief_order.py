@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from memvara import Claim, InvalidTimeError, Memvara, Scope
+from datetime import timedelta
 
-from .conftest import AUG, JAN, JUL, JUN, MAR, SEP, day
+from memvara import Claim, InvalidTimeError, Memvara, NullLLM, Scope
+
+from .conftest import AUG, JAN, JUL, JUN, MAR, NOW, SEP, Clock, day
 
 FEB = day("2026-02-01")
 APR = day("2026-04-01")
@@ -150,3 +152,23 @@ def test_supersede_checks_a_backdated_new_claim_as_remember_does(mem: Memvara) -
 
     assert [(c.id, c.state, c.valid_to) for c in mem.history("user", "lives_in")] == before
     assert mem.supersede(berlin.id, Claim("user", "lives_in", "Porto", valid_from=FEB)).added
+
+
+def test_a_clock_that_steps_back_learns_no_earlier_than_what_a_write_closes(
+    clock: Clock,
+) -> None:
+    """A clock stepped back (or a writer that read it first and committed last): a write
+    is recorded no earlier than the values it closes or ends at, so no past view holds
+    two values and no end is believed before the value that set it was known."""
+    with Memvara(clock=clock, llm=NullLLM()) as mem:
+        mem.remember("user", "lives_in", "Berlin")
+        clock.advance(days=10)
+        lisbon = mem.remember("user", "lives_in", "Lisbon", close="retired").added[0]
+        clock.advance(days=-5)  # the clock steps back five days
+        porto = mem.remember("user", "lives_in", "Porto", valid_from=MAR).added[0]
+
+        assert porto.recorded_at == lisbon.recorded_at  # not five days before it
+        assert porto.valid_to == lisbon.valid_from and porto.valid_to_known_at == lisbon.recorded_at
+        for days in (1, 7, 11):
+            at = NOW + timedelta(days=days)
+            assert len(mem.get_all(valid_at=at, known_at=at, predicate="lives_in")) == 1, days

@@ -327,7 +327,7 @@ class WriteAPI(Handle):
         now = writer.now()
         claim = writer.build(subject, predicate, obj, scope, now, valid_from=valid_from,
                              valid_to=valid_to, recorded_at=recorded_at, polarity=polarity)
-        return check_conflict(writer, claim, close, now)
+        return check_conflict(writer, self._core.store, claim, close, now)
 
     def revert(
         self,

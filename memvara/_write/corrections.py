@@ -90,13 +90,18 @@ def _copy(original: Claim, end: int | None, mistake_id: str, at: int) -> Claim:
     )
 
 
-def check_conflict(writer: Writer, claim: Claim, close: str, now: int) -> ConflictCheck:
+def check_conflict(
+    writer: Writer, store: Store, claim: Claim, close: str, now: int
+) -> ConflictCheck:
     """What ``remember()`` of ``claim`` (as ``Writer.build`` made it at ``now``) would do,
     or the error it would raise for a claim recorded behind what it contradicts."""
     check = writer.in_order([claim], now, lambda _: "recorded_at")
     if check is not None:
         check(0)
-    settled = writer.preview(claim, close)
+    slot = (writer.key_of(claim.scope, claim.subject), claim.predicate)
+    found = store.slot_claims(  # read as the write would, without writing
+        claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from"))[slot]
+    settled = writer.settle(claim, found, close)
     if settled.reinforce is not None:
         return ConflictCheck("reinforce", claim, reinforces=settled.reinforce)
     assert settled.insert is not None  # noqa: S101 - a settlement inserts or reinforces

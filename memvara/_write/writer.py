@@ -315,7 +315,7 @@ class Writer:
                 found = held.get(slot, _EMPTY_SLOT)
                 current = [c for c in found if c.id not in skip_ids] if skip_ids else found
                 # An empty slot needs no plan: the claim is inserted as it is.
-                settled = self._settle(claims[i], current, close) if current else None
+                settled = self.settle(claims[i], current, close) if current else None
                 batch.append((i, slot[0], settled))
         self._commit_plans(claims, vectors, batch, outcome)
         for i in sorted(one_by_one):  # the same slot twice: in order, one at a time
@@ -361,7 +361,7 @@ class Writer:
 
         def settle(found: list[Claim]) -> Settlement:
             current = [c for c in found if c.id not in skip_ids] if skip_ids else found
-            return self._settle(claim, current, close)
+            return self.settle(claim, current, close)
 
         write = self._single.write_claim if self._single is not None else self._write_generally
         added, reinforced, ended, retired = write(claim, key, rows, settle)
@@ -398,7 +398,7 @@ class Writer:
             self._store.retire_claims([(c, at, stored.id) for c, at in retires]),
         )
 
-    def _settle(self, claim: Claim, current: Sequence[Claim], close: str) -> Settlement:
+    def settle(self, claim: Claim, current: Sequence[Claim], close: str) -> Settlement:
         """What ``claim`` does to the believed ``current`` claims of its slot: inserted
         as it is when there are none, else as its plan says."""
         if not current:  # alone in its slot: no plan
@@ -406,6 +406,15 @@ class Writer:
         plan = self._plan(claim, current, close)
         if plan.reinforce is not None:
             return Settlement(None, plan.reinforce, (), ())
+        touched = [old for old, _, _ in plan.end] + [
+            old for old, _ in plan.retire if old is not plan.correct]  # (its own value)
+        if plan.bounded_by is not None:
+            touched.append(plan.bounded_by)
+        latest = max([to_micros(old.recorded_at, "recorded_at") for old in touched], default=0)
+        if latest > to_micros(claim.recorded_at, "recorded_at"):
+            # a clock stepped back, or a writer that read it first committed last: learned
+            # no earlier than what it closes or ends at, or a past view holds two values
+            claim = replace(claim, recorded_at=from_micros(latest))
         new = _bounded(claim, plan.valid_to)
         if plan.correct is not None:  # the earlier start replaces the row: keep its record
             old = plan.correct
@@ -444,7 +453,7 @@ class Writer:
             elif settled.insert is not None:
                 inserts.append((i, key, settled.insert, settled))
             else:
-                assert settled.reinforce is not None  # noqa: S101 - ``_settle`` names one
+                assert settled.reinforce is not None  # noqa: S101 - ``settle`` names one
                 outcome.reinforced.append(self._reinforce(settled.reinforce, claims[i]))
         if not inserts:
             return
@@ -531,14 +540,6 @@ class Writer:
         self._backlog = 0 if vectors is not None else self._backlog + len(outcome.added)
         self._embedded(waiting)
         return _receipt(outcome, started)
-
-    def preview(self, claim: Claim, close: str) -> Settlement:
-        """What writing ``claim`` (as ``build`` made it) would do to its slot, read
-        without writing: ``Settlement`` as ``remember`` would apply it."""
-        slot = (self.key_of(claim.scope, claim.subject), claim.predicate)
-        found = self._store.slot_claims(
-            claim.scope, [slot], ending_after=to_micros(claim.valid_from, "valid_from"))[slot]
-        return self._settle(claim, found, close)
 
     # -- revert ---------------------------------------------------------------------------
     def restore(
