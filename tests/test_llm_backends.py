@@ -27,7 +27,9 @@ from memvara import (
     Cardinality,
     Claim,
     Episode,
+    ExtractionPendingError,
     InvalidArgumentError,
+    Memvara,
     PredicateSpec,
     Volatility,
 )
@@ -228,13 +230,16 @@ def test_a_fenced_reply_is_read(api: FakeAPI, llm: ChatLLM) -> None:
     assert summary(llm.extract(TURNS)) == EXPECTED
 
 
-def test_a_reply_that_is_not_json_gives_no_claims_and_says_why(api: FakeAPI, llm: ChatLLM) -> None:
+def test_a_reply_that_is_not_json_fails_the_call_and_says_why(api: FakeAPI, llm: ChatLLM) -> None:
+    """Nothing was read from the turns: add() keeps them waiting for a retry."""
     api.reply("I'm sorry, I can only answer in prose.")
-    assert llm.extract(TURNS) == []
+    with pytest.raises(LLMError, match=r"reply was unusable \(reply: not JSON"):
+        llm.extract(TURNS)
     [problem] = llm.last_rejected
     assert problem.startswith("reply: not JSON")
     api.reply('{"facts": []}')
-    assert llm.extract(TURNS) == []
+    with pytest.raises(LLMError, match=r"unusable \(payload\.claims: missing\)"):
+        llm.extract(TURNS)
     assert llm.last_rejected == ["payload.claims: missing"]
     api.reply(json.dumps(REPLY))
     assert len(llm.extract(TURNS)) == 3 and llm.last_rejected == ["claims[3].object: empty"]
@@ -243,7 +248,8 @@ def test_a_reply_that_is_not_json_gives_no_claims_and_says_why(api: FakeAPI, llm
 
 def test_a_reply_cut_off_at_the_token_limit_says_so(api: FakeAPI, llm: ChatLLM) -> None:
     api.reply('{"claims": [{"subject": "user", "predic', truncated=True)
-    assert llm.extract(TURNS) == []
+    with pytest.raises(LLMError, match="cut off at max_tokens=4096"):
+        llm.extract(TURNS)
     [problem] = llm.last_rejected
     assert problem.startswith("reply: cut off at max_tokens=4096; reply: not JSON")
 
@@ -253,9 +259,29 @@ def test_a_complete_reply_at_the_token_limit_is_still_used(api: FakeAPI, llm: Ch
     assert summary(llm.extract(TURNS)) == EXPECTED
 
 
-def test_an_empty_reply_gives_no_claims(api: FakeAPI, llm: ChatLLM) -> None:
+def test_an_empty_reply_fails_the_call(api: FakeAPI, llm: ChatLLM) -> None:
     api.reply("")
-    assert llm.extract(TURNS) == [] and llm.last_rejected == ["reply: empty"]
+    with pytest.raises(LLMError, match=r"unusable \(reply: empty\)"):
+        llm.extract(TURNS)
+    assert llm.last_rejected == ["reply: empty"]
+    api.reply('{"claims": []}')  # nothing to say is said so
+    assert llm.extract(TURNS) == [] and llm.last_rejected == []
+
+
+def test_an_unusable_reply_inside_add_keeps_the_turns_for_a_retry(
+    api: FakeAPI, llm: ChatLLM
+) -> None:
+    with Memvara(llm=llm) as mem:
+        api.reply("Sorry, I can't help with that.")
+        with pytest.raises(ExtractionPendingError, match="unusable") as caught:
+            mem.add("My sister Ada lives in Quito")
+        (waiting,) = caught.value.pending
+        api.reply(json.dumps({"claims": [{"subject": "Ada", "predicate": "lives_in",
+                                          "object": "Quito", "turn": 0}]}))
+        receipt = mem.retry_extraction()
+        assert [(c.subject, c.object, c.sources) for c in receipt.added] == [
+            ("Ada", "Quito", (waiting,))]
+        assert receipt.pending == ()
 
 
 def test_the_same_reply_gives_the_same_claims_from_either_backend() -> None:
@@ -431,7 +457,7 @@ def test_anthropic_joins_text_blocks_and_skips_the_rest() -> None:
     close(llm)
 
 
-def test_openai_content_filter_raises_and_empty_choices_do_not() -> None:
+def test_openai_content_filter_and_empty_choices_raise() -> None:
     api = FakeAPI("openai")
     llm = build("openai", api)
     silent = {"role": "assistant", "content": None, "refusal": None}
@@ -440,9 +466,11 @@ def test_openai_content_filter_raises_and_empty_choices_do_not() -> None:
         llm.extract(TURNS)
     api.answers.append(httpx2.Response(200, json={
         "id": "c", "object": "chat.completion", "created": 0, "model": "gpt-4.1", "choices": []}))
-    assert llm.extract(TURNS) == [] and llm.last_rejected == ["reply: empty"]
+    with pytest.raises(LLMError, match="reply: empty"):
+        llm.extract(TURNS)
     api.answers.append(openai_completion(silent, "stop"))
-    assert llm.extract(TURNS) == [] and llm.last_rejected == ["reply: empty"]
+    with pytest.raises(LLMError, match="reply: empty"):
+        llm.extract(TURNS)
     close(llm)
 
 

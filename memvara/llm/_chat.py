@@ -71,7 +71,8 @@ class ChatLLM(ABC):
         calls: model calls attempted by this instance, failed ones included; a write
             reports the difference across its extraction as ``llm_calls``.
         last_rejected: one problem string per item the last ``extract()`` dropped (or the
-            one reason the whole reply was unusable); empty when nothing was dropped.
+            one reason the whole reply was unusable, raised as ``LLMError`` too); empty
+            when nothing was dropped.
     """
 
     is_null: ClassVar[bool] = False
@@ -106,7 +107,8 @@ class ChatLLM(ABC):
 
         Raises:
             InvalidArgumentError: ``turns`` are not stored episodes.
-            LLMError: the call failed (transport, timeout, HTTP status, refusal).
+            LLMError: the call failed (transport, timeout, HTTP status, refusal), or the
+                reply was unusable as a whole (empty, not JSON, no ``claims`` list).
         """
         batch = _shape.check_turns(turns)
         self.last_rejected = []
@@ -120,9 +122,11 @@ class ChatLLM(ABC):
             if reply.truncated:
                 problem = f"reply: cut off at max_tokens={self.max_tokens}; {problem}"
             self.last_rejected = [problem]
-            return []
+            raise LLMError(f"{self.provider}: the model's reply was unusable ({problem})")
         claims, problems = _shape.claims_from_payload(payload, batch, extractor=self.extractor)
         self.last_rejected = problems
+        if problems and problems[0].startswith("payload"):  # not {"claims": [...]} at all
+            raise LLMError(f"{self.provider}: the model's reply was unusable ({problems[0]})")
         return claims
 
     def classify_predicate(self, name: str) -> PredicateSpec | None:

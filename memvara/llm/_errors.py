@@ -1,9 +1,11 @@
 """What the model seam raises and warns.
 
 ``LLMError`` joins memvara's exception tree under ``MemvaraError``: the model call itself
-failed (no connection, a timeout, an HTTP error status, a refusal). The SDK's exception
-is kept as ``__cause__``. A reply that arrives but is not usable is *not* an error: it
-yields no claims, and the backend says why in ``last_rejected``.
+failed (no connection, a timeout, an HTTP error status, a refusal), or its extraction
+reply was unusable as a whole (empty, not JSON, no ``claims`` list): either way nothing
+was read from the turns, so ``add()`` keeps them waiting for a retry. The SDK's exception
+is kept as ``__cause__``. Single items a usable reply gets wrong are dropped, and the
+backend says why in ``last_rejected``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ __all__ = ["DegradedExtractionWarning", "ExtractionPendingError", "LLMError"]
 
 
 class LLMError(MemvaraError):
-    """The model call failed: transport, timeout, HTTP status or refusal."""
+    """The model call failed (transport, timeout, HTTP status, refusal) or its reply was
+    unusable as a whole."""
 
     code = "llm_error"
 
