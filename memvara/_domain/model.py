@@ -35,9 +35,12 @@ State = Literal["live", "ended", "retired"]
 STATES: tuple[State, ...] = ("live", "ended", "retired")
 """The three states a claim can be in, in the order reads accept them.
 
-``live``: believed and in force. ``ended``: believed, but its valid time is over (the world
-moved on). ``retired``: no longer believed (a correction, a retraction, a deletion). A
-claim that ended and was later retired is ``retired``.
+As a read's ``states=`` filter, at the read's instants: ``live``: believed and in force.
+``ended``: believed, but its valid time is over (the world moved on). ``retired``: no
+longer believed (a correction, a retraction, a deletion); a claim that ended and was later
+retired is ``retired``. As ``Claim.state`` the word describes the record, not an instant:
+a claim whose valid time has an end is ``ended`` even while that end is still ahead (a
+``live`` read at an instant before it returns it as in force).
 """
 
 MEMORY_TYPES: tuple[str, ...] = ("semantic", "episodic", "procedural")
