@@ -8,8 +8,11 @@ the next caller" are shown without a single sleep.
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
+import signal
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
@@ -392,3 +395,50 @@ def test_what_is_queued_at_interpreter_exit_is_applied(
         with pytest.raises(BackgroundWriteError):
             background_module._drain_at_exit()
     background_module._drain_at_exit()  # nothing running: nothing to do
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork to fork a process")
+def test_a_forked_child_queues_into_a_worker_of_its_own(db_path: str, clock: Clock) -> None:
+    """The worker thread stays in the parent: in a child forked after it started, a
+    queued add never ran, and ``flush()`` and ``erase()`` (which waits for the queue)
+    hung. The child starts its own; what the parent queued is the parent's."""
+    with Memvara(db_path, clock=clock, llm=NullLLM(), user="sam") as mem:
+        porto = mem.remember("sam", "lives_in", "Porto").added[0]
+        mem.add("I speak Danish", wait=False)
+        mem.flush()  # the worker runs, in this process
+        with warnings.catch_warnings():  # Python 3.12+ warns about forking with threads
+            warnings.simplefilter("ignore", DeprecationWarning)
+            child = os.fork()
+        if child == 0:  # the child: it ends by os._exit, never returning to pytest
+            code = 1
+            try:
+                signal.alarm(int(WAIT))  # a hang ends the child by SIGALRM
+                mem.flush()
+                mem.add("I work at Acme", wait=False).result(WAIT)
+                code = 0 if mem.erase(porto.id) else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"the child ended {status}"
+        assert sorted(e.content for e in mem.episodes()) == ["I speak Danish", "I work at Acme"]
+        assert mem.get(porto.id) is None
+
+
+def test_what_a_forked_child_runs_leaves_the_parents_worker_and_queue_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hook ``os.register_at_fork`` runs in the child, run here (on one queue) where
+    coverage sees it: the queue is new and empty, and the next call starts a worker."""
+    background = Background(4)
+    assert background.submit(lambda: 1).result(WAIT) == 1
+    parents_worker, parents_queue = background._thread, background._queue
+    assert parents_worker is not None
+    monkeypatch.setattr(background_module, "_RUNNING", weakref.WeakSet([background]))
+    background_module._after_fork_in_child()
+    assert not background_module._RUNNING
+    assert background._thread is None and background._queue.empty()
+    assert background.submit(lambda: 7).result(WAIT) == 7
+    assert background._thread is not parents_worker
+    parents_queue.put(None)  # here the parent's worker is in this process too: stop it
+    parents_worker.join(WAIT)
+    assert not parents_worker.is_alive() and background.close() == []

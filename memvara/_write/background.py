@@ -21,11 +21,14 @@ What it promises, and what it does not:
   nobody looked at is never silently lost.
 * ``close()`` stops taking calls, applies every queued one, then closes the store. A
   process that exits without ``close()`` still applies what is queued, at exit.
+* A child forked after the worker started (``os.fork``, multiprocessing's ``fork``)
+  starts a worker of its own; what the parent had queued is the parent's to apply.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import queue
 import threading
 import weakref
@@ -131,6 +134,14 @@ class Background:
         self.settle()
         _raise_for(self._take_failures())
 
+    def _forget_worker(self) -> None:
+        """In a child this process forked: its worker did not come along, so a call
+        queued here waited for it forever (``settle()``, and with it ``erase()``, hung).
+        What was queued before the fork is the parent's to apply, and to report."""
+        self._queue = queue.Queue(self._queue.maxsize)
+        self._lock, self._failures_lock = threading.Lock(), threading.Lock()
+        self._thread, self._failures = None, []
+
     def close(self) -> list[BaseException]:
         """Stop taking calls, apply every queued one, stop the worker. Idempotent.
 
@@ -154,6 +165,15 @@ class Background:
 def _raise_for(failures: list[BaseException]) -> None:
     if failures:
         raise BackgroundWriteError(failures) from failures[0]
+
+
+def _after_fork_in_child() -> None:
+    for background in list(_RUNNING):
+        background._forget_worker()
+    _RUNNING.clear()
+
+
+getattr(os, "register_at_fork", lambda **_: None)(after_in_child=_after_fork_in_child)
 
 
 @atexit.register
