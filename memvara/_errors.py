@@ -55,6 +55,18 @@ class MemvaraError(Exception):
 
     code = "memvara_error"
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its message and attributes, so an error crosses a process boundary
+        (a pool, a queue) whole; the subclasses' own ``__init__`` takes other arguments."""
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuilt(cls: type[MemvaraError], args: tuple[object, ...], state: dict[str, object]) -> MemvaraError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class InvalidArgumentError(MemvaraError, ValueError):
     """A public call received an argument it cannot use; the message names it."""
