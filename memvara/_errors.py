@@ -61,7 +61,9 @@ class MemvaraError(Exception):
         return _rebuilt, (type(self), self.args, dict(self.__dict__))
 
 
-def _rebuilt(cls: type[MemvaraError], args: tuple[object, ...], state: dict[str, object]) -> MemvaraError:
+def _rebuilt(
+    cls: type[MemvaraError], args: tuple[object, ...], state: dict[str, object]
+) -> MemvaraError:
     error = cls.__new__(cls, *args)
     error.args = args
     error.__dict__.update(state)
