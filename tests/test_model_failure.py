@@ -48,6 +48,29 @@ def test_the_turns_and_rule_claims_are_kept_and_the_rest_waits(clock: Clock) -> 
         assert sorted(c.object for c in mem.get_all()) == ["Berlin", "Miso"]
 
 
+def test_a_turn_said_again_while_its_copy_waits_names_the_copy_as_pending(
+    clock: Clock,
+) -> None:
+    llm = FakeLLM({TURNS[1]: [("user", "has_pet", "Miso")]})
+    llm.fail = True
+    with Memvara(clock=clock, llm=llm, user="maya") as mem:
+        with pytest.raises(ExtractionPendingError) as failed:
+            mem.add(TURNS)
+        llm.fail = False
+        again = mem.add(TURNS[1])  # the caller tries again: a copy, not a second turn
+        assert [s.reason for s in again.skipped] == ["duplicate"] and again.llm_calls == 0
+        assert again.pending == failed.value.pending and "waiting=1" in repr(again)
+        assert mem.add(TURNS[0]).pending == ()  # a copy of a turn already read waits for nothing
+        llm.fail = True
+        with pytest.raises(ExtractionPendingError) as both:  # a copy beside a new turn
+            mem.add([TURNS[1], "My cat naps on the piano all day"])
+        (new,) = [e.id for e in mem.episodes() if e.content.startswith("My cat")]
+        assert both.value.pending == (new, *failed.value.pending)
+        llm.fail = False
+        assert [c.text for c in mem.retry_extraction().added] == ["maya has pet Miso"]
+        assert mem.add(TURNS[1]).pending == ()
+
+
 def test_waiting_turns_are_found_beneath_the_scope_and_erased_with_it(clock: Clock) -> None:
     llm = FakeLLM({TURNS[1]: [("user", "has_pet", "Miso")]})
     llm.fail = True

@@ -59,6 +59,8 @@ RECENT_SCOPES = 128
 DUPLICATE_WINDOW = timedelta(minutes=10)
 """How close in time two identical turns (same text, role and scope) must be said for
 the second to be a copy of the first, not a statement made again."""
+WAITING_COPIES = 10_000
+"""How many waiting turns a call that skipped a copy looks through for it."""
 RULES_EXTRACTOR = "rules:v1"
 ENTITY_CANDIDATES = 50
 """How many of the owner's recent names a new name is compared against."""
@@ -184,6 +186,8 @@ class Ingest:
                         self._model_claims(extracted, for_model, scope, now, speakers),
                         for_model, now, skipped))
         waiting = [e.id for e in for_model] if failure is not None else []
+        copies = [] if len(fresh) == len(turns) or getattr(self._llm, "is_null", False) \
+            else self._waiting_copies(scope, {s.content for s in skipped})
 
         if meta:
             claims = [replace(c, meta={**meta, **c.meta}) for c in claims]
@@ -203,7 +207,7 @@ class Ingest:
             unextracted=unextracted,
             llm_calls=llm_calls,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
-            pending=tuple(waiting),
+            pending=(*waiting, *copies),
         )
         if failure is not None:
             if self._recorder is not None:
@@ -214,6 +218,13 @@ class Ingest:
                 receipt,
             ) from failure
         return receipt
+
+    def _waiting_copies(self, scope: Scope, copies: set[str]) -> list[str]:
+        """The stored turns of exactly ``scope`` with one of these texts that still wait
+        for the model: a turn said again after a failed call is skipped as a copy, and
+        the receipt's ``pending`` names the copy ``retry_extraction()`` will read."""
+        return [e.id for e in self._store.unextracted_episodes(scope, WAITING_COPIES)
+                if e.scope == scope and e.content in copies]
 
     def retry(self, scope: Scope, limit: int) -> WriteReceipt:
         """Read again, with the model, up to ``limit`` turns of ``scope``'s subtree that
