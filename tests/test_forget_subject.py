@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memvara import Claim, Memvara, SQLiteStore, export_jsonl
+from memvara import Claim, Memvara, Scope, ScopedMemvara, SQLiteStore, export_jsonl
 from memvara._domain.erasure import ErasureRequest, Scrubber, scrub
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
+from memvara.store import TimeQuery
 from memvara.store.base import SimilarityStore
 
 from .conftest import Clock
@@ -44,14 +45,6 @@ def seeded(mem: Memvara, clock: Clock) -> dict[str, str]:
     u.remember("ann", "knows", NAME, sources=[turns[f"ann and {NAME} went hiking"]])
     u.remember("ann", "likes", "tea", sources=[turns[f"ann and {NAME} went hiking"]])
     u.remember("report", "mentions", "hiking", sources=[about.id])  # derived from a claim about it
-    # Claims about others that mention it: in their text, metadata and sources, by the
-    # alias in metadata alone, and in an ended one the prune archives.
-    u.remember("ann", "met", "bob", text=f"ann met bob and {NAME} at the fair",
-               meta={"note": f"with {NAME.upper()}", "tags": [NAME.lower(), 3], NAME: "a key"},
-               sources=[f"https://crm/{NAME}/2", "doc 7", f"https://crm/{NAME.lower()}/2"])
-    u.remember("ann", "plays", "go", meta={"taught_by": ALIAS})
-    u.remember("ann", "visited", "Lyon", text=f"ann visited Lyon with {NAME}",
-               valid_from=clock.now - timedelta(days=3), valid_to=clock.now - timedelta(hours=2))
     old = u.remember(NAME, "speaks", "Esperanto", valid_from=clock.now - timedelta(days=2),
                      valid_to=clock.now - timedelta(hours=1)).added[0]
     clock.advance(days=60)
@@ -61,11 +54,28 @@ def seeded(mem: Memvara, clock: Clock) -> dict[str, str]:
     return {"old": old.id, "about": about.id}
 
 
+def mentioning(u: Memvara | ScopedMemvara, clock: Clock) -> dict[str, str]:
+    """Claims about others that mention Zorblatt: in their text, metadata and sources,
+    by the alias in metadata alone, in an ended one ``prune()`` archives; and two that
+    do not (one with escapes in its JSON, which may hide a name)."""
+    met = u.remember("ann", "met", "bob", text=f"ann met bob and {NAME} at the fair",
+                     meta={"note": f"with {NAME.upper()}", "tags": [NAME.lower(), 3], NAME: "key"},
+                     sources=[f"https://crm/{NAME}/2", "doc 7", f"https://crm/{NAME.lower()}/2"])
+    u.remember("ann", "plays", "go", meta={"taught_by": ALIAS})
+    u.remember("ann", "likes", "jazz", meta={"note": "nothing\nto scrub"}, sources=["C:\\notes"])
+    u.remember("bob", "likes", "jazz", meta={"n": 2}, sources=["doc 8"])
+    u.remember("ann", "visited", "Lyon", text=f"ann visited Lyon with {NAME}",
+               valid_from=clock.now - timedelta(days=3), valid_to=clock.now - timedelta(days=2))
+    assert u.prune(timedelta(days=1))["ended"] == 1
+    return {"met": met.added[0].id}
+
+
 def test_everything_about_the_subject_is_erased_from_every_file(tmp_path: Path, clock: Clock) -> None:
     folder = tmp_path / "store"
     folder.mkdir()
     mem = Memvara(str(folder / "m.db"), clock=clock, llm=NullLLM())
     seeded(mem, clock)
+    mentioning(mem.scope(user="u1"), clock)
     assert NAME.lower().encode() in store_bytes(folder)
     manifest = mem.forget_subject(ALIAS, reason=f"request of {NAME}", requested_by="dpo", user="u1")
     assert (manifest.claims, manifest.archived, manifest.episodes_erased,
@@ -74,10 +84,10 @@ def test_everything_about_the_subject_is_erased_from_every_file(tmp_path: Path, 
     assert manifest.complete and manifest.targets == {}
     u = mem.scope(user="u1")
     assert sorted((c.subject, c.object) for c in u.get_all(states=("live", "ended", "retired"))) == [
-        ("ann", "bob"), ("ann", "go"), ("ann", "tea")]
+        ("ann", "bob"), ("ann", "go"), ("ann", "jazz"), ("ann", "tea"), ("bob", "jazz")]
     assert [e.content for e in u.episodes()] == ["ann and [erased] went hiking"]
     assert [c.text for c in u.archived()] == ["ann visited Lyon with [erased]"]
-    assert sorted(c.object for c in u.get_all(agent="helper")) == ["bob", "go", "tea"]
+    assert sorted(c.object for c in u.get_all(agent="helper")) == ["bob", "go", "jazz", "jazz", "tea"]
     assert [c.object for c in mem.get_all(user="u2")] == ["Oslo"]  # another scope's rows stay
     assert any(r.episode is not None and "[erased]" in r.episode.content
                for r in u.search("hiking", include_episodes=True))  # still searched, scrubbed
@@ -350,12 +360,11 @@ def test_a_turn_said_again_after_the_erasure_is_not_a_copy_of_the_scrubbed_one(m
 
 
 def test_a_claim_that_mentions_the_subject_loses_the_name_its_index_entry_and_vector(
-        mem: Memvara) -> None:
+        mem: Memvara, clock: Clock) -> None:
     """A claim about someone else may name the subject in its text, its metadata (an
     adapter's transcript message, ``add(meta=)``) or its sources (a CRM link): it stays,
-    each name replaced, found by its other words, no longer by the name, and the vector
-    that encoded the name is gone. (The source index is read as bytes, or as every
-    PostgreSQL table, by the tests of ``seeded``.)"""
+    archived or not, each name replaced, found by its other words and its new sources,
+    no longer by the name or the old ones, and the vector that encoded the name is gone."""
     mem.alias_entity(ALIAS, NAME)
     mem.remember(NAME, "lives_in", "Porto")
     said = f"ann met {NAME} at the fair"
@@ -363,8 +372,7 @@ def test_a_claim_that_mentions_the_subject_loses_the_name_its_index_entry_and_ve
                        meta={"message": {"content": said, "calls": [{"args": {"q": NAME}}]},
                              "n": 1}).added[0]
     told = mem.add("I live in Lisbon", meta={"told_by": ALIAS.lower()}).added[0]
-    mem.remember("ann", "likes", "tea", meta={"note": "nothing\nto scrub"}, sources=["C:\\notes"])
-    mem.remember("bob", "likes", "jazz", meta={"n": 2}, sources=["doc 8"])
+    ids = mentioning(mem.scope(user="u1"), clock)
     mem._core.writer.embed_missing()
     store = mem.store
     assert isinstance(store, SimilarityStore)
@@ -372,15 +380,26 @@ def test_a_claim_that_mentions_the_subject_loses_the_name_its_index_entry_and_ve
     assert store.claim_similarities([met.id], old)[met.id] > 0.99
     assert met.id in [r.claim.id for r in mem.search(NAME) if r.claim]
     manifest = mem.forget_subject(NAME, reason="r", requested_by="q")
-    assert (manifest.claims, manifest.claims_scrubbed) == (1, 2)
+    assert (manifest.claims, manifest.claims_scrubbed) == (1, 5)
     claims = {c.id: c for c in mem.get_all()}
     assert claims[met.id].text == "ann met [erased] at the fair"
     assert claims[met.id].meta == {"message": {"content": "ann met [erased] at the fair",
                                                "calls": [{"args": {"q": "[erased]"}}]}, "n": 1}
     assert claims[met.id].sources == ("https://crm/[erased]/2", "doc 7")
     assert claims[told.id].meta == {"told_by": "[erased]"}
-    assert [r.claim.id for r in mem.search("fair") if r.claim] == [met.id]
-    assert met.id not in [r.claim.id for r in mem.search(NAME) if r.claim]
+    u1 = mem.get_all(user="u1")
+    assert {c.id: c for c in u1}[ids["met"]].sources == ("https://crm/[erased]/2", "doc 7")
+    assert sorted(json.dumps(c.meta) for c in u1 if c.object in ("go", "jazz")) == [
+        '{"n": 2}', '{"note": "nothing\\nto scrub"}', '{"taught_by": "[erased]"}']
+    assert [c.text for c in mem.archived(user="u1")] == ["ann visited Lyon with [erased]"]
+    everything = TimeQuery(known_at=10**18, valid_at=None)
+    u1_scope = Scope(user="u1")  # sees the root's claims too
+    assert [c.id for c in store.claims_citing("https://crm/[erased]/2", u1_scope, everything)] == [
+        met.id, ids["met"]]
+    assert store.claims_citing(f"https://crm/{NAME}/2", u1_scope, everything) == []
+    assert sorted(r.claim.id for r in mem.search("fair", user="u1") if r.claim) == sorted([
+        met.id, ids["met"]])
+    assert not {met.id, ids["met"]} & {r.claim.id for r in mem.search(NAME, user="u1") if r.claim}
     assert store.claim_similarities([met.id], old).get(met.id, 0.0) < 0.99
 
 
