@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
@@ -53,6 +55,50 @@ def test_bad_inputs_are_refused() -> None:
         HashingEmbedder().encode("one string")
     with pytest.raises(InvalidArgumentError, match=r"texts\[1\]"):
         HashingEmbedder().encode(["ok", 3])  # type: ignore[list-item]
+
+
+def test_lexical_similarities_are_the_vectors_cosines_without_collisions() -> None:
+    texts = ["tea in Lisbon!", "user owns a teapot", "Lisbon, Lisbon", "东京 🙂 \ud800", "", "?"]
+    # Wide enough that these few features never share a bucket: the vectors' cosines
+    # are then the exact ones, which the method computes at any width.
+    wide = HashingEmbedder(dim=65_536)
+    hashed = (wide.encode(["tea in Lisbon"]) @ wide.encode(texts).T)[0]
+    exact = HashingEmbedder(dim=8).lexical_similarities("tea in Lisbon", texts)
+    np.testing.assert_allclose(exact, hashed, atol=1e-6)
+    assert exact[0] > 0.9 and exact[-2:] == [0.0, 0.0]  # "!" changes two trigrams, no word
+    # At the default width "Kiwi" and "Bruno owns jazz" share buckets, not features.
+    narrow = HashingEmbedder()
+    assert float(narrow.encode(["Kiwi"])[0] @ narrow.encode(["Bruno owns jazz"])[0]) > 0.25
+    assert narrow.lexical_similarities("Kiwi", ["Bruno owns jazz"]) == [0.0]
+    assert narrow.lexical_similarities("Kiwi", []) == []
+
+
+def test_lexical_similarities_refuse_bad_inputs() -> None:
+    with pytest.raises(InvalidArgumentError, match="^query: "):
+        HashingEmbedder().lexical_similarities(None, ["a"])  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="^texts: "):
+        HashingEmbedder().lexical_similarities("a", "one string")
+    with pytest.raises(InvalidArgumentError, match=r"^texts\[1\]: "):
+        HashingEmbedder().lexical_similarities("a", ["ok", 3])  # type: ignore[list-item]
+
+
+def test_only_a_lexical_embedder_offers_its_exact_similarity() -> None:
+    from memvara.embed import lexical_similarities
+
+    class Semantic:
+        lexical = False
+
+        def lexical_similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+            return [0.0] * len(texts)
+
+    class Unable:
+        lexical = True
+        lexical_similarities = 0.5
+
+    hashing = HashingEmbedder()
+    assert lexical_similarities(hashing) == hashing.lexical_similarities
+    assert lexical_similarities(Semantic()) is None  # its cosines are not collisions
+    assert lexical_similarities(Unable()) is None and lexical_similarities(object()) is None
 
 
 def test_small_inputs_hashed_in_python_match_the_numpy_path_bit_for_bit() -> None:

@@ -138,6 +138,14 @@ def test_search_weighs_a_cached_embedder_as_it_would_the_inner_one(clock: Clock)
     assert CachingEmbedder(Counting()).lexical is False  # says nothing: not lexical
     with Memvara(embedder=CachingEmbedder(HashingEmbedder()), clock=clock) as mem:
         assert mem._core.retriever.vector_weight == WEIGHTS.lexical_vector
+        # and judges its floor on the inner embedder's exact similarity: these facts'
+        # vectors score 0.26-0.28 with "Kiwi" from hash collisions alone
+        mem.remember("Bruno", "owns", "jazz")
+        mem.remember("Bruno", "speaks", "Acme")
+        assert mem.search("Kiwi") == [] and len(mem.search("Bruno")) == 2
+    exact = CachingEmbedder(HashingEmbedder()).lexical_similarities
+    assert exact is not None and exact("Kiwi", ["Bruno owns jazz", "kiwi"]) == [0.0, 1.0]
+    assert CachingEmbedder(Counting()).lexical_similarities is None
 
 
 @pytest.mark.parametrize("max_entries", [0, -1, True, 1.5, "10"])

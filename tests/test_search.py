@@ -309,10 +309,12 @@ def test_a_lexical_vector_list_is_asked_for_k_candidates_and_ranks_the_same(
     short = mem.search("green tea number 7", k=40)  # 31 text matches: vectors fill 9
     assert asked == [41, 160]  # teapots but 7 score alike past the 40th: a tie cut
     # Vectors may fill the 9 places the text list leaves, but only with what reaches the
-    # embedder's similarity floor: 3 teapots do, the rest share only a trigram or two.
-    filled = [r for r in short if r.explain.bm25_rank is None]
-    assert len(filled) == 3 and len(short) == 34
-    assert all((r.explain.vector_score or 0) >= HashingEmbedder.similarity_floor for r in filled)
+    # embedder's similarity floor, counted without hashing: the other teapots share only
+    # " te" and "tea" (0.054-0.057 exactly; hashed, 3 of them scored 0.108-0.163).
+    assert len(short) == 31 and all(r.explain.bm25_rank is not None for r in short)
+    exact = HashingEmbedder().lexical_similarities(
+        "green tea number 7", [f"user_{i} owns teapot {i}" for i in (10, 11, 17)])
+    assert max(exact) < HashingEmbedder.similarity_floor
     monkeypatch.setattr(_retrieve, "_reordering_weight", lambda limit: 0.0)
     assert [r.text for r in mem.search("tea", k=5)] == [r.text for r in enough]
     assert [r.text for r in mem.search("green tea number 7", k=40)] == [r.text for r in short]
@@ -843,6 +845,49 @@ def test_a_vector_only_result_must_reach_the_embedder_s_floor(clock: Clock) -> N
         assert [r.text for r in mem.search("q", k=5)] == ["ann near"]
         embedder.similarity_floor = 0.0
         assert [r.text for r in mem.search("q", k=5)] == ["ann near", "ann far"]
+
+
+def test_unrelated_facts_are_not_results_though_hashed_vectors_collide(mem: Memvara) -> None:
+    # HashingEmbedder hashes trigrams and words into 512 buckets: "Kiwi" shares no feature
+    # with these facts, yet its vector scores 0.26-0.28 with each, above the floor (0.1).
+    for obj in ("jazz", "Acme", "pottery"):
+        mem.remember("Bruno", "likes", obj)
+    texts = [r.text for r in mem.search("Bruno")]
+    embedder = HashingEmbedder()
+    hashed = embedder.encode(["Kiwi"]) @ embedder.encode(texts).T
+    assert len(texts) == 3 and hashed.min() > HashingEmbedder.similarity_floor
+    assert mem.search("Kiwi", k=10) == []  # the floor is judged on the exact cosine, 0.0
+    assert mem.recall("Kiwi") == ""  # nothing unrelated pasted into a prompt
+
+
+@pytest.mark.parametrize("query, found", [
+    ("Lisbn", "user lives in Lisbon"), ("Portugese", "Kofi speaks Portuguese"),
+    ("tea", "user owns a teapot"),
+])
+def test_a_misspelt_or_partial_word_is_still_found_by_its_spelling(
+    mem: Memvara, query: str, found: str,
+) -> None:
+    mem.remember("user", "lives_in", "Lisbon")
+    mem.remember("Kofi", "speaks", "Portuguese")
+    mem.remember("user", "owns", "a teapot")
+    (hit,) = mem.search(query, k=10)
+    assert hit.text == found and hit.explain.bm25_rank is None  # the vectors alone found it
+    assert found in mem.recall(query)
+
+
+def test_only_a_lexical_embedder_s_exact_similarity_judges_the_floor(clock: Clock) -> None:
+    class Spelled(_Scripted):
+        def lexical_similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+            return [0.9 if "near" in text else 0.05 for text in texts]
+
+    # cosines with the query [1, 0]: 0.96 and 0.89, both above the floor
+    embedder = Spelled({"q": [1.0, 0.0], "ann near": [1.0, 0.3], "ann far": [1.0, 0.5]}, 0.5)
+    with Memvara(clock=clock, llm=FakeLLM(), embedder=embedder) as mem:
+        mem.remember("ann", "is", "near", text="ann near")
+        mem.remember("ann", "is", "far", text="ann far")
+        assert [r.text for r in mem.search("q", k=5)] == ["ann near", "ann far"]  # semantic
+        embedder.lexical = True
+        assert [r.text for r in mem.search("q", k=5)] == ["ann near"]
 
 
 @pytest.mark.parametrize("declared, floor", [

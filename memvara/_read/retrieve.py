@@ -36,11 +36,12 @@ from .weights import CANDIDATES, RRF_K, WEIGHTS, Weights
 from .._domain.time import to_micros
 from .._write.encode import encode_checked
 from .._write.writer import Writer
-from ..embed import Embedder, similarity_floor
+from ..embed import Embedder
 from ..rerank import Reranker
 from ..telemetry import Recorder
 from ..schema import PredicateRegistry
 from ..store.base import RankFields, RankingStore, SimilarityStore, Store
+from .matching import matching
 from .waiting import WaitingVectors
 
 __all__ = ["Retriever"]
@@ -179,9 +180,9 @@ class Retriever:
                         *(factors(claims[key]) if key in claims else _RECORD))
                 for key, hit in _merge(by_vector, by_text, texts).items()
             ]
-            floor = similarity_floor(self._embedder)
-            scored = _ordered([c for c in scored if c.score >= min_score and _matches(c.hit, floor)],
-                              lambda c: c.score, lambda c: c.text)
+            scored = _ordered(  # only what matches the query (``matching``), never padding
+                matching(query, self._embedder, [c for c in scored if c.score >= min_score]),
+                lambda c: c.score, lambda c: c.text)
             keep = k if self._reranker is None else max(k, self._rerank_top_n)
             results = self._results(scored[:keep], decoded, episodes, tq)
         if self._reranker is not None and results:
@@ -494,13 +495,6 @@ def _label_terms(label: str) -> frozenset[str]:
 def _covered(text: str, stems: Sequence[re.Pattern[str]]) -> int:
     """How many of ``stems`` start a word of ``text`` (casefolded)."""
     return sum(1 for stem in stems if stem.search(text) is not None)
-
-
-def _matches(hit: _Hit, floor: float) -> bool:
-    """Whether a candidate matches the query at all: the text list found it (it shares a
-    word with the query, or is a turn next to one that does), or its cosine reaches the
-    embedder's ``floor``. Nothing else is returned, however short the list."""
-    return hit.bm25_rank is not None or (hit.vector_score is not None and hit.vector_score >= floor)
 
 
 def _with_waiting(

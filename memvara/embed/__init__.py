@@ -16,8 +16,8 @@ from __future__ import annotations
 import importlib
 import math
 import zlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,7 @@ __all__ = [
     "Embedder",
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
+    "lexical_similarities",
     "similarity_floor",
 ]
 
@@ -83,6 +84,21 @@ def similarity_floor(embedder: object) -> float:
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0.0 <= floor <= 1.0:
         return 0.0
     return float(floor)
+
+
+def lexical_similarities(embedder: object) -> Callable[[str, Sequence[str]], list[float]] | None:
+    """``embedder``'s exact similarity: its ``lexical_similarities(query, texts)``, the
+    cosine of ``query`` with each text, one float each in order, over the features its
+    vectors are made of, before they are hashed into ``dim`` buckets; ``None`` unless it
+    declares itself ``lexical`` and has one.
+
+    Search judges a result that only the vectors found against the floor on this cosine
+    too: hashed, two texts sharing no feature still score up to ~0.3 from collisions. A
+    semantic embedder's cosine is its judgement of meaning, not a collision: none."""
+    if getattr(embedder, "lexical", False) is not True:
+        return None
+    exact = getattr(embedder, "lexical_similarities", None)
+    return cast("Callable[[str, Sequence[str]], list[float]]", exact) if callable(exact) else None
 
 
 _U64 = np.uint64
@@ -181,6 +197,28 @@ class HashingEmbedder:
             # Divided in float64 and rounded once into the output: the same bits as
             # dividing in place and copying, in one pass and without a masked loop.
             np.divide(vectors, norms[:, None], out=out[start:stop], casting="unsafe")
+        return out
+
+    def lexical_similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        """The cosine of ``query`` with each of ``texts`` over the features ``encode``
+        hashes (byte trigrams and words, words weighing twice), counted exactly: what
+        the vectors' cosine estimates, without ``dim`` buckets' collisions. "Kiwi" and
+        "Bruno owns jazz" share no feature and score 0.0 here, 0.28 as vectors.
+
+        Raises:
+            InvalidArgumentError: ``query`` is not a string, or ``texts`` is a bare
+                string or holds a non-string.
+        """
+        if not isinstance(query, str):
+            raise InvalidArgumentError("query", f"expected str, got {type(query).__name__}")
+        if isinstance(texts, str):
+            raise InvalidArgumentError("texts", "expected a sequence of strings, not one string")
+        asked = _exact_features(query)
+        out: list[float] = []
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InvalidArgumentError(f"texts[{i}]", f"expected str, got {type(text).__name__}")
+            out.append(_cosine(asked, _exact_features(text)))
         return out
 
     def _encode_small(self, folded: list[str]) -> npt.NDArray[np.float32]:
@@ -284,3 +322,29 @@ class HashingEmbedder:
             return 0, 0.0
         h = zlib.crc32(word.encode("utf-8", "surrogatepass"))
         return h % self._dim, (-_WORD_WEIGHT if h & 0x80000000 else _WORD_WEIGHT)
+
+
+def _exact_features(text: str) -> dict[bytes | str, float]:
+    """``text``'s features as ``HashingEmbedder.encode`` counts them, unhashed: each byte
+    trigram of the folded text (a ``bytes`` key) and each word without its surrounding
+    punctuation (a ``str`` key, ``_WORD_WEIGHT`` an occurrence)."""
+    folded = " " + " ".join(text.casefold().split()) + " "
+    data = folded.encode("utf-8", "surrogatepass")
+    features: dict[bytes | str, float] = {}
+    for i in range(len(data) - 2):
+        trigram = data[i:i + 3]
+        features[trigram] = features.get(trigram, 0.0) + 1.0
+    for token in folded.split():
+        word = token.strip(_PUNCT)
+        if word:
+            features[word] = features.get(word, 0.0) + _WORD_WEIGHT
+    return features
+
+
+def _cosine(a: dict[bytes | str, float], b: dict[bytes | str, float]) -> float:
+    """The cosine of two feature counts; 0.0 when either has none."""
+    if len(a) > len(b):
+        a, b = b, a
+    dot = sum(value * b.get(key, 0.0) for key, value in a.items())
+    norms = math.sqrt(sum(v * v for v in a.values()) * sum(v * v for v in b.values()))
+    return dot / norms if norms else 0.0

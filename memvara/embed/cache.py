@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from .._errors import InvalidArgumentError
-from . import Embedder, similarity_floor
+from . import Embedder, lexical_similarities, similarity_floor
 
 __all__ = ["CachingEmbedder"]
 
@@ -31,7 +31,8 @@ class CachingEmbedder:
     transformer's row can differ in its last bits with the batch it was padded in; a
     cached row is the one from the batch the text first arrived in.)
 
-    It is transparent to search: ``.dim`` and ``.lexical`` are the inner embedder's.
+    It is transparent to search: ``.dim``, ``.lexical``, ``.similarity_floor`` and
+    ``.lexical_similarities`` are the inner embedder's.
 
     Thread-safe: the table and counters sit behind a lock, which is *not* held during the
     inner call, so a slow model does not block hits from other threads. Two threads that
@@ -74,6 +75,13 @@ class CachingEmbedder:
     def similarity_floor(self) -> float:
         """The inner embedder's declared floor (see ``memvara.embed.similarity_floor``)."""
         return similarity_floor(self._inner)
+
+    @property
+    def lexical_similarities(self) -> Callable[[str, Sequence[str]], list[float]] | None:
+        """The inner embedder's exact similarity, or ``None`` (see
+        ``memvara.embed.lexical_similarities``): search judges the cached vectors' floor
+        as it would the inner's."""
+        return lexical_similarities(self._inner)
 
     @property
     def inner(self) -> Embedder:
