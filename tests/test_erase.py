@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
@@ -209,3 +210,65 @@ def test_the_log_a_reader_still_needed_is_truncated_at_a_later_commit(tmp_path: 
     mem.remember("cy", "likes", "tea")
     assert TOKEN.encode() not in store_bytes(str(db)) and (tmp_path / "m.db-wal").stat().st_size == 0
     mem.close()
+
+
+_KILLED_AFTER_COMMIT = r"""
+import os, sys
+from memvara import Claim, Memvara, NullLLM
+from memvara.store.sqlite import _vectors
+
+mem = Memvara(sys.argv[1], llm=NullLLM())
+first = mem.remember_many([Claim("zorblatt", "likes", f"thing {i}") for i in range(300)]).added[0]
+print(first.id, flush=True)
+_vectors.VectorFile.zero = lambda self, slots: os._exit(9)  # killed: committed, not zeroed
+mem.erase(first.id)
+"""
+
+
+def test_an_erasure_killed_before_its_vectors_are_zeroed_is_finished_at_the_next_open(
+    tmp_path: Path,
+) -> None:
+    """The erasure commits, then zeroes the erased rows' vectors in the sidecar; a process
+    killed in between leaves a note in the same commit, and the next writable open zeroes
+    them (a read-only one cannot, and still sees the bytes)."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "memory.db")
+    child = subprocess.run([sys.executable, "-c", _KILLED_AFTER_COMMIT, path],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 9, child.stderr
+    erased = child.stdout.split()[0]
+    slot = int(erased[1:].split("-")[0])  # a claim's vector slot is its rowid
+
+    seen = SQLiteStore(path, read_only=True)
+    assert np.any(seen.vectors([slot]))  # the kill left the vector behind
+    seen.close()
+    with Memvara(path, llm=NullLLM()) as mem:
+        assert mem.get(erased) is None
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        assert not np.any(store.vectors([slot])) and np.any(store.vectors([slot + 1]))
+        assert store.integrity_problems() == []
+        later = mem.remember_many([Claim("ann", "likes", f"tea {i}") for i in range(3)])
+        assert mem.erase(later.added[0].id)  # the next erasure's note replaces this one
+    seen = SQLiteStore(path, read_only=True)
+    assert not np.any(seen.vectors([slot]))
+    seen.close()
+
+
+def test_erasures_from_two_handles_note_both_and_zero_both(tmp_path: Path) -> None:
+    path = str(tmp_path / "memory.db")
+    with Memvara(path, llm=NullLLM()) as one, Memvara(path, llm=NullLLM()) as two:
+        added = one.remember_many([Claim("ann", "likes", f"tea {i}") for i in range(300)]).added
+        assert one.erase(added[0].id) and two.erase(added[1].id)  # the second adds to the note
+        for mem in (one, two):
+            store = mem.store
+            assert isinstance(store, SQLiteStore)
+            assert not np.any(store.vectors([1, 2])) and np.any(store.vectors([3]))
+    notes = "SELECT value FROM store_meta WHERE key LIKE 'zero_pending%'"
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute(notes).fetchall() == [("[1, 2]",)]
+    Memvara(path, llm=NullLLM()).close()  # zeroed again and dropped at the next open
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute(notes).fetchall() == []

@@ -8,6 +8,7 @@ settling a re-embedding a crash interrupted) and closes it; every section of
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from ..._errors import (
     StoreError,
 )
 from . import _bm25
-from ._connections import MEMORY, Connections
+from ._connections import MEMORY, Connections, _Translating
 from ._migrations import APPLICATION_ID, FOLD_FUNCTION, MIGRATIONS, SCHEMA_VERSION
 from ._tail import TailSearch
 from ._translate import translate
@@ -69,6 +70,11 @@ only where one is stored without (``insert_episodes(..., None)``, a re-embedding
 missed rows written meanwhile), so reads look for such turns only where they can be."""
 
 
+ZERO_PENDING = "zero_pending_"
+"""``store_meta`` keys (``zero_pending_claims``, ...): the vector slots an erasure has
+committed to zeroing, until they are zero on disk."""
+
+
 class StoreCore(Connections):
     """A store's files, opened: see ``SQLiteStore`` for the arguments and errors."""
 
@@ -86,12 +92,14 @@ class StoreCore(Connections):
         super().__init__(path, busy_timeout=busy_timeout, tracer=tracer, read_only=read_only)
         self._term_counts = _bm25.TermCounts()  # phrase counts for text search plans
         self._tail = TailSearch()  # text searches of rows the index does not hold yet
+        self._zeroed: dict[str, str] = {}  # each table's erasure note this process zeroed
         try:
             self._migrate()
             self._generation = int(self._meta("vectors_generation") or 0)
             self._settle_sidecars()
             self._vectors = self._open_sidecars()
             self._check_sidecars()
+            self._finish_zeroing()
         except BaseException:
             self._writer.close()
             raise
@@ -296,13 +304,41 @@ class StoreCore(Connections):
         return slots
 
     def _zero_vectors(self, table: str, slots: list[int]) -> None:
-        """Zero the vectors in ``slots`` once the transaction commits.
+        """Zero the vectors in ``slots`` once the transaction commits. The slots are noted
+        in ``store_meta`` in the same transaction, so a process killed between the commit
+        and the zeroing leaves the note, and the next writable open zeroes them; a note
+        this process has zeroed is replaced by the next erasure's, not added to.
 
         The rows were under the text index's watermark (erasure flushes it first), and
         new rowids start above it, so no later row can have been given these slots.
         """
-        if slots:
-            self._after_commit.append(lambda: self._vectors[table].zero(slots))
+        if not slots:
+            return
+        key = ZERO_PENDING + table
+        noted = self._writer.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
+        held = [] if noted is None or noted[0] == self._zeroed.get(table) else json.loads(noted[0])
+        note = json.dumps(sorted({*held, *slots}))
+        self._writer.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                             (key, note))
+        self._after_commit.append(lambda: self._zero_noted(table, note))
+
+    def _zero_noted(self, table: str, note: str) -> None:
+        self._vectors[table].zero(json.loads(note))
+        self._zeroed[table] = note
+
+    def _finish_zeroing(self) -> None:
+        """Zero the slots a killed process noted and never zeroed (see above)."""
+        if self._read_only is not None:
+            return
+        for table in SIDECARS:
+            note = self._meta(ZERO_PENDING + table)
+            if note is not None:  # zeroed, then dropped (opening: the log is not up yet)
+                self._vectors[table].zero(json.loads(note))
+                with _Translating(self._writer) as conn:  # a failure closes the store unopened
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute("DELETE FROM store_meta WHERE key = ? AND value = ?",
+                                 (ZERO_PENDING + table, note))
+                    conn.execute("COMMIT")
 
     def vectors(self, slots: Sequence[int], table: str = "claims") -> npt.NDArray[np.float32]:
         """The stored vectors of ``table`` (``claims`` or ``episodes``) at ``slots``."""
