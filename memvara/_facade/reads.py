@@ -123,7 +123,9 @@ class ReadAPI(Handle):
             k: at most this many results, from 1 to 1,000,000. Only results that match
                 come back: each shares a word with the query (or is a turn beside one
                 that does), or its vector is at least as close as the embedder's
-                declared ``similarity_floor``; fewer than ``k`` when fewer match.
+                declared ``similarity_floor`` (for a lexical embedder, its unhashed
+                spelling too: ``memvara.embed.lexical_similarities``); fewer than ``k``
+                when fewer match.
             min_score: drop results scoring below this (scores run from 0 to 2).
             memory_types: only these kinds of claim (``semantic``, ``episodic``,
                 ``procedural``).

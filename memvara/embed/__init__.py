@@ -78,8 +78,8 @@ def similarity_floor(embedder: object) -> float:
     own (its ``similarity_floor`` attribute, 0 to 1); 0.0 when it declares none.
 
     Search keeps a result that shares a word with the query (the text list found it)
-    or whose cosine reaches this floor: it never pads ``k`` with results that match
-    nothing."""
+    or whose cosine reaches this floor (for a lexical embedder, its exact cosine too:
+    ``lexical_similarities``): it never pads ``k`` with results that match nothing."""
     floor = getattr(embedder, "similarity_floor", 0.0)
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0.0 <= floor <= 1.0:
         return 0.0
@@ -144,7 +144,9 @@ class HashingEmbedder:
 
     similarity_floor = 0.1
     """A text sharing one word with a short query scores about 0.25 or more (a word
-    counts twice its trigrams); texts sharing only stray trigrams stay near 0.05."""
+    counts twice its trigrams); texts sharing only stray trigrams stay near 0.05. Counted
+    exactly, that is (``lexical_similarities``): hashed, a text sharing no feature can
+    score 0.3, so search judges the floor on both."""
 
     def __init__(self, dim: int = 512) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65_536:
