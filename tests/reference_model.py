@@ -48,7 +48,8 @@ visibility rule:
   reverted; a claim that closed nothing still closed by it neither.
 * ``forget`` retires every believed value of a slot at the exact scope; ``delete``
   retires one claim; neither is dated before the claim was recorded. ``erase`` and
-  ``purge`` remove rows outright.
+  ``purge`` remove rows outright; an erased claim is no longer named as what closed any
+  row.
 
 Where the spec leaves an outcome open, the model raises ``Ambiguous`` *before changing
 anything*, so the caller can decline to drive the library into that case.
@@ -489,6 +490,10 @@ class Model:
         if claim is None or not scope_sees(reader, claim.scope):
             return False
         del self.claims[claim_id]
+        for other in self.claims.values():  # no row keeps the erased id as its closer
+            if other.invalidated_by == claim_id:
+                other.invalidated_by = None
+            other.closers = [None if by == claim_id else by for by in other.closers]
         return True
 
     def purge(self, outer: ScopeKey) -> int:
