@@ -104,8 +104,8 @@ def test_recency_decays_by_the_predicates_volatility(clock: Clock) -> None:
         mem.remember("task", "working_on", "quarterly report", valid_from=NOW - timedelta(days=14))
         mem.remember("place", "born_in", "quarterly town", valid_from=NOW - timedelta(days=3650))
         by_text = {r.text: r.explain.recency for r in mem.search("quarterly", k=5)}
-    assert by_text["task working on quarterly report"] == pytest.approx(0.25)  # FAST: two half-lives
-    assert by_text["place born in quarterly town"] == 1.0  # STATIC: never fades
+    assert by_text["task is working on quarterly report"] == pytest.approx(0.25)  # FAST: two half-lives
+    assert by_text["place was born in quarterly town"] == 1.0  # STATIC: never fades
 
 
 def test_episodes_rank_alongside_claims_and_k_means_k(clock: Clock) -> None:

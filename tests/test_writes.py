@@ -491,7 +491,25 @@ def test_a_persisted_spec_whose_alias_is_taken_is_skipped(db_path: str, clock: C
 
 
 @pytest.mark.parametrize("predicate, text", [
+    ("lives_in", "user lives in Paris"),
+    ("based_in", "user is based in Paris"),  # an alias of lives_in, said as it was said
+    ("allergic_to", "user is allergic to Paris"),
+    ("born_in", "user was born in Paris"),
+    ("moved_to", "user moved to Paris"),
+])
+def test_a_claim_reads_as_it_was_said(mem: Memvara, predicate: str, text: str) -> None:
+    (claim,) = mem.remember("user", predicate, "Paris").added
+    assert claim.text == text
+
+
+@pytest.mark.parametrize("predicate, text", [
     ("lives_in", "user does not live in Paris"),
+    ("moved_to", "user did not move to Paris"),
+    ("visited", "user did not visit Paris"),
+    ("graduated_from", "user did not graduate from Paris"),
+    ("stopped_at", "user did not stop at Paris"),
+    ("studied", "user did not study Paris"),
+    ("speed", "user speed is not Paris"),  # a noun in -eed is no past tense
     ("works_at", "user does not work at Paris"),
     ("likes", "user does not like Paris"),
     ("allergic_to", "user is not allergic to Paris"),

@@ -6,11 +6,15 @@ __all__ = ["render"]
 
 
 def render(subject: str, predicate: str, obj: str, polarity: int) -> str:
-    """The one-line text a claim is indexed and shown by: ``user lives in Berlin``, and
-    for a negative claim ``user does not live in Berlin`` (``_negated``)."""
+    """The one-line text a claim is indexed and shown by: ``user lives in Berlin``, a
+    participle with its verb (``user is allergic to nuts``, ``user was born in Porto``),
+    and for a negative claim ``user does not live in Berlin`` (``_negated``)."""
     words = predicate.replace("_", " ")
     if polarity < 0:
         return _negated(subject, words.split(), obj)
+    head = words.split(" ", 1)[0]
+    if head in _PARTICIPLES:
+        return f"{subject} {'was' if head == 'born' else 'is'} {words} {obj}"
     return f"{subject} {words} {obj}"
 
 
@@ -37,6 +41,8 @@ def _negated(subject: str, words: list[str], obj: str) -> str:
         return f"{subject} {'was' if head == 'born' else 'is'} not {head}{tail} {obj}"
     if head.endswith("s") and not head.endswith(_NOUN_ENDINGS):  # lives in, likes, speaks
         return f"{subject} does not {_base(head)}{tail} {obj}"
+    if head.endswith("ed") and not head.endswith("eed") and len(head) > 4:  # moved to, visited
+        return f"{subject} did not {_past_base(head)}{tail} {obj}"
     return f"{subject} {' '.join(words)} is not {obj}"
 
 
@@ -48,3 +54,18 @@ def _base(verb: str) -> str:
     if verb.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
         return verb[:-2]
     return verb[:-1]
+
+
+def _past_base(verb: str) -> str:
+    """The base form of a regular verb in the past: ``studied`` -> ``study``, ``stopped``
+    -> ``stop``, ``moved`` -> ``move``, ``graduated`` -> ``graduate``, ``visited`` ->
+    ``visit`` (English spelling, approximately: a rare verb may come out misspelt)."""
+    if verb.endswith("ied"):
+        return verb[:-3] + "y"
+    stem = verb[:-2]
+    if stem[-1] == stem[-2] and stem[-1] in "bdgmnprt":  # stopped, planned, admitted
+        return stem[:-1]
+    if stem.endswith(("v", "c", "iz", "ys", "at", "ut", "ur", "ir", "ar", "ag", "eng", "ang", "us"))\
+            and not stem.endswith(("eat", "oat", "ear", "air", "oar", "eur", "cus")):
+        return stem + "e"  # moved, danced, organized, graduated, shared, engaged
+    return stem

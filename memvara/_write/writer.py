@@ -23,7 +23,7 @@ from .._domain.results import WriteReceipt, assemble_receipt
 from .reconcile import Plan, plan_write
 from .._domain.time import Clock, from_micros, instant_pair, now_micros, optional_micros, to_micros
 from ..embed import Embedder
-from ..schema import PredicateRegistry
+from ..schema import PredicateRegistry, normalize_predicate
 from ..store.base import (
     NO_SETTLEMENT, BulkWriteStore, Settlement, SingleWriteStore, Store, Written,
 )
@@ -153,7 +153,8 @@ class Writer:
         """
         subject = _args.check_text(subject, "subject")
         obj = _args.check_text(obj, "object")
-        predicate = self._registry.canonical(_args.check_text(predicate, "predicate"))
+        given = _args.check_text(predicate, "predicate")
+        predicate = self._registry.canonical(given)
         polarity = _args.check_polarity(polarity)
         if recorded_at is None:
             recorded, recorded_at = now, from_micros(now)
@@ -169,8 +170,9 @@ class Writer:
             end, valid_to = instant_pair(valid_to, "valid_to")
             if end <= start:
                 raise InvalidTimeError("valid_to", "must be later than valid_from")
-        if text is None:  # rendered from checked parts: needs no check of its own
-            text = render(subject, predicate, obj, polarity)
+        if text is None:  # rendered from checked parts, as said ("based in", not "lives in")
+            text = render(subject, predicate if given == predicate else normalize_predicate(given),
+                          obj, polarity)
         else:
             text = _args.check_text(text, "text")
         return assemble_claim(
