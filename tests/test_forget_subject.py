@@ -172,9 +172,22 @@ def test_an_unknown_subject_is_an_error_and_writes_nothing(mem: Memvara) -> None
     anchor = mem.anchor()
     with pytest.raises(ClaimNotFoundError) as caught:
         mem.forget_subject("Nobody", reason="r", requested_by="q")
-    assert str(caught.value) == "subject: no claim in this scope names 'Nobody'"
+    assert str(caught.value) == "subject: nothing in this scope names 'Nobody'"
     assert (caught.value.argument, caught.value.claim_id) == ("subject", "Nobody")
     assert mem.anchor() == anchor and mem.tombstones() == []
+
+
+def test_a_name_only_turns_hold_is_erased_from_them(mem: Memvara) -> None:
+    """No claim names Zorblatt (no rule read the turn, and the model failed or never ran),
+    but a turn does: it is scrubbed, and the tombstone says so."""
+    mem.add(["My neighbour Zorblatt plays the tuba at night", "I like tea"])
+    manifest = mem.forget_subject("Zorblatt", reason="request", requested_by="dpo")
+    assert manifest.claims == 0 and mem.tombstones()[0]["erased"] == {
+        "claims": 0, "archived": 0, "episodes_erased": 0, "episodes_scrubbed": 1,
+        "claims_scrubbed": 0, "aliases": 0}
+    assert all("Zorblatt" not in e.content for e in mem.episodes())
+    assert [e.content for e in mem.episodes() if "tuba" in e.content] == [
+        "My neighbour [erased] plays the tuba at night"]
 
 
 def test_bad_arguments_are_refused(mem: Memvara) -> None:

@@ -99,8 +99,8 @@ class ForgetAPI(Handle):
             incomplete erasure) and erases whatever was written about it since.
 
         Raises:
-            ClaimNotFoundError: no claim in these scopes names ``subject`` and no
-                tombstone does (nothing is written).
+            ClaimNotFoundError: nothing in these scopes names ``subject`` (no claim,
+                alias, review or turn) and no tombstone does (nothing is written).
             InvalidArgumentError: a blank subject, reason or requested_by.
             StoreError: the store cannot erase a subject.
         """
@@ -123,7 +123,7 @@ class ForgetAPI(Handle):
             erased = store.erase_subject(scope, keys, (subject, *aliases), tombstone)
         if erased is None and not earlier:
             raise ClaimNotFoundError(
-                subject, f"no claim in this scope names {subject!r:.60}", argument="subject")
+                subject, f"nothing in this scope names {subject!r:.60}", argument="subject")
         self._core.aliases.reload()
         self._core.forget_erased()
         request = ErasureRequest(subject, erased.names if erased else (subject,),

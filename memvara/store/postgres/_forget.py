@@ -76,8 +76,6 @@ class Forgetting(Archive):
             archived = self._exec(conn, (
                 f"SELECT rowid, id, sources FROM claims_archive WHERE {where} AND {named}"
                 " ORDER BY rowid FOR UPDATE"), [*params, keys, keys]).fetchall()
-            if not picked and not archived:
-                return None  # nothing names it: nothing is written
             archived_ids = [r[1] for r in archived]
             frontier = ids("SELECT id FROM claims WHERE rowid = ANY(%s)", [picked]) + archived_ids
             c_where, _ = _sql.scope_subtree(scope, "c.")
@@ -118,8 +116,9 @@ class Forgetting(Archive):
             aliases = self._exec(conn, (
                 f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key = ANY(%s)"
                 " OR entity_key = ANY(%s))"), [*owner_params, keys, keys]).rowcount
-            for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
-                self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}", [*params, keys, keys])
+            weighed = sum(  # they hold its name, the values, the grounds
+                self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}",
+                           [*params, keys, keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
             scrubbed = self._scrub_turns(conn, where, params, scrubber)
             erased = {
@@ -129,6 +128,8 @@ class Forgetting(Archive):
                                        for table in ("claims", "claims_archive")),
                 "aliases": aliases,
             }
+            if not (weighed or any(erased.values())):
+                return None  # nothing names it, not even a turn: nothing is written
             self._exec(conn, (
                 "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
                 " erased, targets) VALUES (%s, %s, %s, %s, %s, %s, %s, '{}')"),

@@ -51,9 +51,6 @@ class Forgetting(Erasure):
             picked = f"(SELECT rowid FROM {_PICKED})"
             grew = conn.execute(f"INSERT INTO {_PICKED} SELECT rowid FROM claims WHERE {where}"
                                 f" AND {named}", [*params, *keys, *keys]).rowcount
-            if not grew and conn.execute(f"SELECT 1 FROM claims_archive WHERE {where} AND {named}"
-                                         " LIMIT 1", [*params, *keys, *keys]).fetchone() is None:
-                return None  # nothing names it: nothing is written
             archived_list = [r[0] for r in conn.execute(
                 f"SELECT id FROM claims_archive WHERE {where} AND {named}", [*params, *keys, *keys])]
             archived_ids = json.dumps(archived_list)
@@ -102,8 +99,9 @@ class Forgetting(Erasure):
             aliases = conn.execute(
                 f"DELETE FROM entity_aliases WHERE {owned} AND (alias_key IN ({marks})"
                 f" OR entity_key IN ({marks}))", [*owner_params, *keys, *keys]).rowcount
-            for table in ("reviews", "evidence"):  # they hold its name, the values, the grounds
-                conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}", [*params, *keys, *keys])
+            weighed = sum(  # they hold its name, the values, the grounds
+                conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}",
+                             [*params, *keys, *keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
             scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, scrubber)
             mentions, mention_slots = self._scrub_claims(conn, where, params, scrubber)
@@ -111,6 +109,8 @@ class Forgetting(Erasure):
                 "claims": len(claim_slots), "archived": len(archived), "episodes_erased": n_turns,
                 "episodes_scrubbed": scrubbed, "claims_scrubbed": mentions, "aliases": aliases,
             }
+            if not (weighed or any(erased.values())):
+                return None  # nothing names it, not even a turn: nothing is written
             conn.execute(
                 "INSERT INTO tombstones (id, at, reason, requested_by, subject_digest, scope,"
                 " erased, targets) VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
