@@ -559,3 +559,28 @@ def test_an_erased_claims_id_is_left_in_no_other_row(mem: Memvara, clock: Clock,
     text = path.read_text()
     assert not [claim_id for claim_id in gone if claim_id in text]
     assert all(c.invalidated_by not in gone for c in mem.get_all(states=STATES))
+
+
+def test_an_erased_claim_is_no_longer_a_source_of_the_claims_citing_it(
+    mem: Memvara, clock: Clock,
+) -> None:
+    """A claim derived from another cites its id (a digest of the erased value): erased,
+    the id leaves the sources of every claim citing it, live or archived."""
+    phone = mem.remember("alice", "phone", "+351 912 345 678").added[0]
+    derived = mem.remember("alice", "reachable_by", "phone",
+                           sources=[phone.id, "call-notes-7"]).added[0]
+    alone = mem.remember("alice", "has", "a mobile", sources=[phone.id]).added[0]
+    old = mem.remember("alice", "works_at", "Acme", valid_from=JAN, recorded_at=JAN,
+                       sources=[phone.id, "crm-1"]).added[0]
+    mem.remember("alice", "works_at", "Globex", valid_from=MAR, recorded_at=MAR)
+    clock.now = NOW + timedelta(days=400)
+    mem.prune(timedelta(days=30))
+    assert old.id in [c.id for c in mem.archived()]
+
+    assert mem.erase(phone.id)
+
+    assert mem.get(derived.id).sources == ("call-notes-7",)  # type: ignore[union-attr]
+    assert mem.get(alone.id).sources == ()  # type: ignore[union-attr]
+    assert [c.sources for c in mem.archived() if c.id == old.id] == [("crm-1",)]
+    assert mem.why(derived.id).sources == ("call-notes-7",)  # type: ignore[union-attr]
+    assert mem.store.claims_citing(phone.id, Scope(), TimeQuery(known_at=1 << 62, valid_at=None)) == []

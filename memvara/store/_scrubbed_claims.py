@@ -8,7 +8,7 @@ import json
 
 from .._domain.erasure import Scrubber
 
-__all__ = ["scrubbed_columns"]
+__all__ = ["scrubbed_columns", "without_sources"]
 
 
 def scrubbed_columns(
@@ -30,3 +30,11 @@ def scrubbed_columns(
     if (new_text, new_meta, new_sources) == (text, meta, sources):
         return None
     return new_text, new_meta, new_sources
+
+
+def without_sources(sources: str | None, gone: set[str]) -> str | None:
+    """A claim's ``sources`` (JSON, as the row holds it) without the ids in ``gone``
+    (erased claims: an id carries a digest of its claim's content); ``None`` when none is
+    left."""
+    kept = [source for source in json.loads(sources or "[]") if source not in gone]
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False) if kept else None

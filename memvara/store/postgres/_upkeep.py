@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from ..._domain.model import Claim, Scope
 from ..._errors import DimensionMismatchError, StoreError
+from .._scrubbed_claims import without_sources
 from ..base import SweepWindow
 from ..sqlite._rows import claim_rowid, decode_claim
 from . import _sql
@@ -133,13 +134,26 @@ class Upkeep(Reads):
     # -- erasure ------------------------------------------------------------------
     def _drop_references(self, conn: Any, gone: list[str]) -> None:
         """Other rows naming an erased claim as what ended or retired them (live,
-        archived, an earlier end) lose the id: it carries a digest of the claim's content,
-        which would confirm a guess of the erased value."""
+        archived, an earlier end) or as a source lose the id: it carries a digest of the
+        claim's content, which would confirm a guess of the erased value."""
         for table in ("claims", "claims_archive"):
             for column in ("invalidated_by", "ended_by"):
                 self._exec(conn, f"UPDATE {table} SET {column} = NULL WHERE {column} = ANY(%s)",
                            [gone])
         self._exec(conn, "UPDATE claim_closures SET ended_by = NULL WHERE ended_by = ANY(%s)", [gone])
+        dropped = set(gone)  # claims citing one as their source keep the rest
+        for table, rows in (
+            ("claims", self._exec(conn, (
+                "SELECT rowid, sources FROM claims WHERE rowid IN (SELECT claim_rowid FROM"
+                " claim_sources WHERE source = ANY(%s)) FOR UPDATE"), [gone]).fetchall()),
+            ("claims_archive", self._exec(conn, (
+                "SELECT rowid, sources FROM claims_archive WHERE sources IS NOT NULL AND EXISTS"
+                " (SELECT 1 FROM json_array_elements_text(sources::json) s WHERE s = ANY(%s))"
+                " FOR UPDATE"), [gone]).fetchall())):
+            for rowid, sources in rows:
+                self._exec(conn, f"UPDATE {table} SET sources = %s WHERE rowid = %s",
+                           [without_sources(sources, dropped), rowid])
+        self._exec(conn, "DELETE FROM claim_sources WHERE source = ANY(%s)", [gone])
 
     def _delete(self, conn: Any, table: str, where: str, params: Sequence[object]) -> tuple[int, int]:
         """Delete ``table``'s rows matching ``where`` with their tokens (and, for

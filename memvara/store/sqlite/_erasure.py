@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 
 from ..._domain.model import Scope
 from . import _sql
+from .._scrubbed_claims import without_sources
 from ._core import StoreCore
 from ._rows import claim_rowid
 from ._translate import translate
@@ -50,8 +51,8 @@ class Erasure(StoreCore):
 
     def _drop_references(self, conn: sqlite3.Connection, gone: list[str]) -> None:
         """Other rows naming an erased claim as what ended or retired them (live,
-        archived, an earlier end) lose the id: it carries a digest of the claim's content,
-        which would confirm a guess of the erased value."""
+        archived, an earlier end) or as a source lose the id: it carries a digest of the
+        claim's content, which would confirm a guess of the erased value."""
         ids = json.dumps(gone)
         for table in ("claims", "claims_archive"):
             for column in ("invalidated_by", "ended_by"):
@@ -59,6 +60,19 @@ class Erasure(StoreCore):
                              f" WHERE {column} IN (SELECT value FROM json_each(?))", (ids,))
         conn.execute("UPDATE claim_closures SET ended_by = NULL"
                      " WHERE ended_by IN (SELECT value FROM json_each(?))", (ids,))
+        citing = conn.execute(  # claims citing one as their source keep the rest
+            "SELECT rowid, sources FROM claims WHERE rowid IN (SELECT claim_rowid FROM"
+            " claim_sources WHERE source IN (SELECT value FROM json_each(?)))", (ids,)).fetchall()
+        citing_archived = conn.execute(
+            "SELECT rowid, sources FROM claims_archive WHERE sources IS NOT NULL AND EXISTS"
+            " (SELECT 1 FROM json_each(claims_archive.sources) s WHERE s.value IN"
+            " (SELECT value FROM json_each(?)))", (ids,)).fetchall()
+        dropped = set(gone)
+        for table, rows in (("claims", citing), ("claims_archive", citing_archived)):
+            conn.executemany(f"UPDATE {table} SET sources = ? WHERE rowid = ?",
+                             [(without_sources(sources, dropped), rowid) for rowid, sources in rows])
+        conn.execute("DELETE FROM claim_sources WHERE source IN (SELECT value FROM json_each(?))",
+                     (ids,))
 
     def _delete_episodes(self, conn: sqlite3.Connection, where: str, params: Sequence[object]) -> tuple[int, list[int]]:
         rows = conn.execute(
