@@ -456,8 +456,9 @@ class WriteAPI(Handle):
         """Remove one claim irreversibly: the row, its text index entry and its vector.
 
         With ``sources=True`` the episodes it cites go too, unless another surviving
-        claim still cites them. Not a retirement: nothing of it remains to read. A claim
-        ``prune()`` archived (in this scope's subtree) is erased from the archive.
+        claim still cites them. Not a retirement: nothing of it remains to read, nor its id
+        in other claims (as their closer or a source). A claim ``prune()`` archived (in
+        this scope's subtree) is erased from the archive.
 
         Returns:
             ``True`` if a claim was erased, ``False`` if none is visible under that id.
