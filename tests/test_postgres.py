@@ -622,6 +622,20 @@ def test_an_erase_waits_for_a_writer_settling_the_claims_slot(dsn: str, schema: 
         assert mem.count(states=STATES, user="u1") == 0
 
 
+def test_forget_subject_locks_the_slots_before_it_deletes_their_rows(dsn: str, schema: str) -> None:
+    # A batch settling a slot that names the subject read it under the slot's lock, then
+    # ended what it read; forget_subject() deleting that row in between failed the batch
+    # ("claim ... is not in the store", 32 of 145 batches in a two-process race). It
+    # takes every such slot's lock first: the trigger notes them held at the delete.
+    with Memvara(store=PostgresStore(dsn, schema=schema), llm=NullLLM()) as mem:
+        mem.remember("Zorblatt", "lives_in", "Oslo", user="u1")
+        mem.remember("Zorblatt", "likes", "tuba", user="u1")
+        mem.remember("ann", "knows", "Zorblatt", user="u1")
+        note_advisory_locks(dsn, schema, "DELETE")
+        assert mem.forget_subject("Zorblatt", reason="r", requested_by="q", user="u1").claims == 3
+        assert admin(dsn, f"SELECT max(locks) FROM {schema}.held") == [(3,)]
+
+
 def test_a_revert_locks_the_slots_before_it_retires_the_mistake(dsn: str, schema: str) -> None:
     # A revert retired the mistake's row, then locked the slot to restore what it
     # closed: the reverse of an erase or a writer (slot, then row), so the two could

@@ -26,7 +26,7 @@ from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
 from . import _sql
 from ._archive import Archive
-from ._writes import content_hash
+from ._writes import content_hash, slot_lock
 
 __all__ = ["Forgetting"]
 
@@ -71,6 +71,11 @@ class Forgetting(Archive):
             def ids(sql: str, values: Sequence[object]) -> list[Any]:
                 return [r[0] for r in self._exec(conn, sql, values).fetchall()]
 
+            # a writer settling one of these slots reads it under the slot's lock, then ends
+            # or retires what it read: lock the slots first, as it does, then the rows
+            self._lock_slots(conn, [slot_lock(self._schema, r[:4], r[4:]) for r in self._exec(
+                conn, "SELECT DISTINCT s_tenant, s_user, s_agent, s_session, subject_key,"
+                f" predicate FROM claims WHERE {where} AND {named}", [*params, keys, keys])])
             picked = ids(f"SELECT rowid FROM claims WHERE {where} AND {named} ORDER BY rowid"
                          " FOR UPDATE", [*params, keys, keys])
             archived = self._exec(conn, (
