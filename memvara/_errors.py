@@ -64,8 +64,7 @@ class MemvaraError(Exception):
 def _rebuilt(
     cls: type[MemvaraError], args: tuple[object, ...], state: dict[str, object]
 ) -> MemvaraError:
-    error = cls.__new__(cls, *args)
-    error.args = args
+    error = cls.__new__(cls, *args)  # BaseException.__new__ keeps the args
     error.__dict__.update(state)
     return error
 

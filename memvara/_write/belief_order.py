@@ -12,7 +12,7 @@ taken as before: each closure is dated no earlier than the row it closes was rec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 
 from .._domain.model import Claim, Scope, TimeQuery
@@ -20,6 +20,7 @@ from .._domain.time import from_micros, iso, to_micros
 from .._errors import InvalidTimeError
 from ..schema import Cardinality, PredicateRegistry
 from ..store.base import Store
+from .reconcile import overlaps
 
 __all__ = ["refuse_rewriting"]
 
@@ -31,39 +32,37 @@ def refuse_rewriting(
     store: Store,
     registry: PredicateRegistry,
     key_of: Callable[[Scope, str], str],
-    claims: Sequence[Claim],
+    claim: Claim,
     now: int,
-    argument: Callable[[int], str],
+    argument: str,
 ) -> None:
-    """Raise ``InvalidTimeError`` (named ``argument(i)``) for the first of ``claims``
-    recorded before ``now`` and before a change to a value it contradicts in its slot at
-    its exact scope, over valid time the two may share. ``key_of`` folds an entity as the
-    writer does. Called inside the write's transaction."""
-    for i, claim in enumerate(claims):
-        recorded = to_micros(claim.recorded_at, "recorded_at")
-        if recorded >= now:
-            continue
-        scope, key = claim.scope, key_of(claim.scope, claim.object)
-        single = registry.spec(claim.predicate).cardinality is Cardinality.ONE
+    """Raise ``InvalidTimeError`` (named ``argument``) if ``claim`` is recorded before
+    ``now`` and before a change to a value it contradicts in its slot at its exact scope,
+    over valid time the two may share. ``key_of`` folds an entity as the writer does.
+    Called inside the write's transaction."""
+    recorded = to_micros(claim.recorded_at, "recorded_at")
+    if recorded >= now:
+        return
+    scope, key = claim.scope, key_of(claim.scope, claim.object)
+    single = registry.spec(claim.predicate).cardinality is Cardinality.ONE
 
-        def contradicted(row: Claim) -> bool:  # as settling would see the two (reconcile)
-            if key_of(scope, row.object) == key:
-                return row.polarity != claim.polarity
-            return single and claim.polarity > 0 and row.polarity > 0
+    def contradicted(row: Claim) -> bool:  # as settling would see the two (reconcile)
+        if key_of(scope, row.object) == key:
+            return row.polarity != claim.polarity
+        return single and claim.polarity > 0 and row.polarity > 0
 
-        start, end = to_micros(claim.valid_from, "valid_from"), _end(claim, recorded)
-        rows = store.slot_history(scope, [key_of(scope, claim.subject)], claim.predicate,
-                                  _EVERY_ROW)
-        later = [change for row in rows
-                 if row.scope == scope and contradicted(row) and _overlap(
-                     start, end, to_micros(row.valid_from, "valid_from"), _end(row, recorded))
-                 for change in _changes(row) if to_micros(change[0], "recorded_at") > recorded]
-        if later:
-            at, _, obj, verb = max(later)  # at one instant, a closure before a recording
-            raise InvalidTimeError(argument(i), (
-                f"{iso(from_micros(recorded))} is before {iso(at)}, when {obj!r} (which"
-                f" {claim.object!r} contradicts) was {verb}; a slot's beliefs are recorded"
-                " in order, so record this at or after that instant"))
+    start, end = to_micros(claim.valid_from, "valid_from"), _end(claim, recorded)
+    rows = store.slot_history(scope, [key_of(scope, claim.subject)], claim.predicate, _EVERY_ROW)
+    later = [change for row in rows
+             if row.scope == scope and contradicted(row) and overlaps(
+                 start, end, to_micros(row.valid_from, "valid_from"), _end(row, recorded))
+             for change in _changes(row) if to_micros(change[0], "recorded_at") > recorded]
+    if later:
+        at, _, obj, verb = max(later)  # at one instant, a closure before a recording
+        raise InvalidTimeError(argument, (
+            f"{iso(from_micros(recorded))} is before {iso(at)}, when {obj!r} (which"
+            f" {claim.object!r} contradicts) was {verb}; a slot's beliefs are recorded"
+            " in order, so record this at or after that instant"))
 
 
 def _end(row: Claim, recorded: int) -> int | None:
@@ -77,10 +76,6 @@ def _end(row: Claim, recorded: int) -> int | None:
     if to_micros(known, "valid_to_known_at") > by:
         return None
     return to_micros(row.valid_to, "valid_to")
-
-
-def _overlap(start: int, end: int | None, other_start: int, other_end: int | None) -> bool:
-    return (end is None or other_start < end) and (other_end is None or start < other_end)
 
 
 def _changes(row: Claim) -> list[tuple[datetime, int, str, str]]:

@@ -35,7 +35,7 @@ from .._domain.model import Claim
 from .._domain.time import to_micros
 from ..schema import Cardinality
 
-__all__ = ["Plan", "plan_write"]
+__all__ = ["Plan", "overlaps", "plan_write"]
 
 
 @dataclass(slots=True)
@@ -54,7 +54,8 @@ def _micros(value: datetime | None) -> int | None:
     return None if value is None else to_micros(value, "valid_to")
 
 
-def _overlaps(start: int, end: int | None, other_start: int, other_end: int | None) -> bool:
+def overlaps(start: int, end: int | None, other_start: int, other_end: int | None) -> bool:
+    """Whether two half-open valid intervals share an instant (``None``: open-ended)."""
     return (end is None or other_start < end) and (other_end is None or start < other_end)
 
 
@@ -86,7 +87,7 @@ def plan_write(
         old_start, old_end = to_micros(old.valid_from, "valid_from"), _micros(old.valid_to)
         if key_of(old.object) == key:
             if old.polarity == new.polarity:
-                if not _overlaps(start, plan.valid_to, old_start, old_end):
+                if not overlaps(start, plan.valid_to, old_start, old_end):
                     continue
                 if not (single and start < old_start) or plan.correct is not None:
                     return Plan(reinforce=old)
@@ -102,7 +103,7 @@ def plan_write(
             if old_start > start and (plan.valid_to is None or old_start < plan.valid_to):
                 plan.valid_to, plan.bounded_by = old_start, old
     for old, old_start, old_end in conflicting:
-        if not _overlaps(start, plan.valid_to, old_start, old_end):
+        if not overlaps(start, plan.valid_to, old_start, old_end):
             continue
         at = max(recorded, to_micros(old.recorded_at, "recorded_at"))
         if close == "retired" or old_start >= start:  # later: only inside a correction

@@ -255,7 +255,7 @@ class Writer:
         if all(to_micros(c.recorded_at, "recorded_at") >= now for c in claims):
             return None
         return lambda i: refuse_rewriting(  # noqa: E731 - one call, named where used
-            self._store, self._registry, self.key_of, claims[i:i + 1], now, lambda _: argument(i))
+            self._store, self._registry, self.key_of, claims[i], now, argument(i))
 
     def _vectors_for(
         self, claims: Sequence[Claim]

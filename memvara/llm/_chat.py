@@ -118,6 +118,8 @@ class ChatLLM(ABC):
             _prompts.EXTRACTION_SYSTEM, _prompts.extraction_prompt(batch), self.max_tokens
         )
         payload, problem = _shape.payload_from_text(reply.text)
+        if problem is None:
+            problem = _shape.payload_problem(payload)
         if problem is not None:
             if reply.truncated:
                 problem = f"reply: cut off at max_tokens={self.max_tokens}; {problem}"
@@ -125,8 +127,6 @@ class ChatLLM(ABC):
             raise LLMError(f"{self.provider}: the model's reply was unusable ({problem})")
         claims, problems = _shape.claims_from_payload(payload, batch, extractor=self.extractor)
         self.last_rejected = problems
-        if problems and problems[0].startswith("payload"):  # not {"claims": [...]} at all
-            raise LLMError(f"{self.provider}: the model's reply was unusable ({problems[0]})")
         return claims
 
     def classify_predicate(self, name: str) -> PredicateSpec | None:

@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import cast
 
 from .._errors import InvalidArgumentError
 from .._domain.model import MEMORY_TYPES, Claim, Episode
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "MAX_TEXT",
     "check_turns",
+    "payload_problem",
     "claims_from_payload",
     "match_from_payload",
     "payload_from_text",
@@ -106,6 +108,18 @@ def payload_from_text(text: str) -> tuple[object, str | None]:
         return None, f"reply: not JSON ({type(exc).__name__}): {text!r:.120}"
 
 
+def payload_problem(payload: object) -> str | None:
+    """Why an extraction reply is not ``{"claims": [...]}`` at all, or ``None`` if it is."""
+    if not isinstance(payload, Mapping):
+        return f"payload: expected a JSON object, got {_kind(payload)}"
+    items = payload.get("claims")
+    if items is None:
+        return "payload.claims: missing"
+    if not isinstance(items, list):
+        return f"payload.claims: expected a list, got {_kind(items)}"
+    return None
+
+
 def claims_from_payload(
     payload: object, turns: Sequence[Episode], *, extractor: str
 ) -> tuple[list[Claim], list[str]]:
@@ -128,13 +142,10 @@ def claims_from_payload(
         InvalidArgumentError: ``turns`` are not stored episodes (see ``check_turns``).
     """
     batch = check_turns(turns)
-    if not isinstance(payload, Mapping):
-        return [], [f"payload: expected a JSON object, got {_kind(payload)}"]
-    items = payload.get("claims")
-    if items is None:
-        return [], ["payload.claims: missing"]
-    if not isinstance(items, list):
-        return [], [f"payload.claims: expected a list, got {_kind(items)}"]
+    problem = payload_problem(payload)
+    if problem is not None:
+        return [], [problem]
+    items = cast("list[object]", cast("Mapping[str, object]", payload)["claims"])  # (checked)
     claims: list[Claim] = []
     problems: list[str] = []
     for index, item in enumerate(items):
