@@ -186,13 +186,14 @@ def test_a_schema_3_store_finds_its_waiting_claims_after_migrating(tmp_path: Pat
         conn.executescript(SCHEMA_4_INDEXES)
         conn.execute("CREATE INDEX claims_unembedded ON claims (rowid) WHERE vec_slot IS NULL")
         conn.execute("DELETE FROM store_meta WHERE key = 'vectors_claims'")
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
         conn.execute("PRAGMA user_version = 3")
         conn.commit()
     finally:
         conn.close()
     with Memvara(path, llm=NullLLM()) as mem:
         store = _store(mem)
-        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 12
+        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 13
         assert ("claims_unembedded",) not in store._query(
             "SELECT name FROM sqlite_master WHERE type = 'index'")
         assert _watermark(mem) == EMBED_BATCH

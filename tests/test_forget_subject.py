@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from memvara import Claim, Memvara, Scope, ScopedMemvara, SQLiteStore, export_jsonl
+from memvara import Claim, ExtractionPendingError, Memvara, Scope, ScopedMemvara, SQLiteStore, export_jsonl
 from memvara._domain.erasure import ErasureRequest, Scrubber, scrub
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
 from memvara.store import TimeQuery
 from memvara.store.base import SimilarityStore
 
-from .conftest import Clock
+from .conftest import Clock, FakeLLM
 from .store_without import store_without
 
 NAME = "Zorblatt"
@@ -427,3 +427,62 @@ def test_a_scrubber_reaches_every_string_of_json_and_decodes_only_what_may_name_
     assert Scrubber(("Yılmaz",)).may_change_json('["YILMAZ"]') and scrub("YILMAZ", ("Yılmaz",)) == "[erased]"
     assert Scrubber(("Yilmaz",)).may_change_json('["yılmaz"]')
     assert not Scrubber(("Yilmaz",)).may_change_json('["café"]')
+
+
+def _spoken(path: str, clock: Clock) -> FakeLLM:
+    """Turns of one shared session, each message naming who said it, stored at ``path``
+    while the model fails: two by Zorblatt (one the rules read, one that waits), one by
+    ann and one by a speaker whose name holds Zorblatt's (both wait). The model, mended."""
+    llm = FakeLLM({"my cat is called Miso": [("user", "has_pet", "Miso")],
+                   "my dog is called Rex": [("user", "has_pet", "Rex")],
+                   "we meet on fridays": [("user", "meets_on", "friday")]})
+    llm.fail = True
+    with Memvara(path, clock=clock, llm=llm) as mem, pytest.raises(ExtractionPendingError) as failed:
+        mem.add([{"role": "user", "name": NAME, "content": "I live in Quimper"},
+                 {"role": "user", "name": NAME, "content": "my cat is called Miso"},
+                 {"role": "user", "name": "ann", "content": "my dog is called Rex"},
+                 {"role": "user", "name": f"{NAME} fan club", "content": "we meet on fridays"}],
+                session="standup")
+    assert len(failed.value.pending) == 3
+    llm.fail = False
+    return llm
+
+
+def test_the_waiting_turns_the_subject_said_are_erased_and_other_speakers_scrubbed(
+        clock: Clock, db_path: str) -> None:
+    llm = _spoken(db_path, clock)
+    with Memvara(db_path, clock=clock, llm=NullLLM()) as mem:
+        assert [c.text for c in mem.get_all(session="standup")] == [f"{NAME} lives in Quimper"]
+        manifest = mem.forget_subject(NAME, reason="asked", requested_by="dpo")
+        assert (manifest.claims, manifest.episodes_erased) == (1, 2)  # Quimper's turn, Miso's
+    with Memvara(db_path, clock=clock, llm=llm) as mem:
+        assert sorted(e.content for e in mem.episodes(session="standup")) == [
+            "my dog is called Rex", "we meet on fridays"]
+        retried = mem.retry_extraction()
+        assert sorted(c.text for c in retried.added) == [
+            "[erased] fan club meets on friday", "ann has pet Rex"]
+        assert llm.extract_calls[-1] == ["my dog is called Rex", "we meet on fridays"]
+
+
+def test_a_waiting_turn_the_subject_said_leaves_no_byte_in_the_file(tmp_path: Path, clock: Clock) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    _spoken(str(folder / "m.db"), clock)
+    mem = Memvara(str(folder / "m.db"), clock=clock, llm=NullLLM())
+    assert NAME.lower().encode() in store_bytes(folder)
+    mem.forget_subject(NAME, reason="asked", requested_by="dpo")
+    mem.close()
+    assert NAME.lower().encode() not in store_bytes(folder)
+    assert b"miso" not in store_bytes(folder) and b"rex" in store_bytes(folder)
+
+
+def test_a_waiting_turn_the_subject_said_that_another_claim_cites_stays_and_waits_no_more(
+        clock: Clock, db_path: str) -> None:
+    llm = _spoken(db_path, clock)
+    with Memvara(db_path, clock=clock, llm=llm) as mem:
+        (miso,) = [e.id for e in mem.episodes(session="standup") if "Miso" in e.content]
+        mem.remember("ann", "knows_about", "Miso", sources=[miso], session="standup")
+        assert mem.forget_subject(NAME, reason="asked", requested_by="dpo").episodes_erased == 1
+        assert "my cat is called Miso" in [e.content for e in mem.episodes(session="standup")]
+        assert sorted(c.text for c in mem.retry_extraction().added) == [
+            "[erased] fan club meets on friday", "ann has pet Rex"]  # not the cat

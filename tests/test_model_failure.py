@@ -4,6 +4,7 @@ later, once."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -69,6 +70,51 @@ def test_a_turn_said_again_while_its_copy_waits_names_the_copy_as_pending(
         llm.fail = False
         assert [c.text for c in mem.retry_extraction().added] == ["maya has pet Miso"]
         assert mem.add(TURNS[1]).pending == ()
+
+
+def test_a_retried_turn_is_about_whoever_said_it(clock: Clock, db_path: str) -> None:
+    # one shared session, two speakers named by their messages: what each says about
+    # "I" is about them, when the model reads it at add() and when it reads it later
+    llm = FakeLLM({"my cat is called Miso": [("user", "has_pet", "Miso")],
+                   "my dog is called Rex": [("user", "has_pet", "Rex")]})
+    llm.fail = True
+    said = [{"role": "user", "name": "ana", "content": "my cat is called Miso"},
+            {"role": "user", "name": "Bruno", "content": "my dog is called Rex"},
+            {"role": "user", "content": "my cat is called Miso, too"}]
+    with Memvara(db_path, clock=clock, llm=llm, session="standup") as mem:
+        with pytest.raises(ExtractionPendingError) as failed:
+            mem.add(said)
+        assert len(failed.value.pending) == 3
+    llm.fail = False  # a later process, the marks read from the file
+    llm.facts["my cat is called Miso, too"] = [("user", "has_pet", "Miso")]
+    with Memvara(db_path, clock=clock, llm=llm, session="standup") as mem:
+        retried = mem.retry_extraction()
+        assert sorted(c.text for c in retried.added) == [
+            "Bruno has pet Rex", "ana has pet Miso", "user has pet Miso"]
+        assert [c.object for c in mem.history("bruno", "has_pet")] == ["Rex"]
+
+
+def test_a_schema_12_store_s_waiting_turns_are_read_after_migrating(clock: Clock, db_path: str) -> None:
+    # what the code before speakers left: marks with no speaker column
+    llm = FakeLLM({TURNS[1]: [("user", "has_pet", "Miso")]})
+    llm.fail = True
+    with Memvara(db_path, clock=clock, llm=llm, user="maya") as mem, \
+            pytest.raises(ExtractionPendingError):
+        mem.add({"role": "user", "name": "ana", "content": TURNS[1]})
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")
+        conn.execute("PRAGMA user_version = 12")
+    conn.close()
+    llm.fail = False
+    with Memvara(db_path, clock=clock, llm=llm, user="maya") as mem:  # migrates
+        # the old mark named no one: read as the scope's user's, as before
+        assert [c.text for c in mem.retry_extraction().added] == ["maya has pet Miso"]
+        llm.fail = True
+        with pytest.raises(ExtractionPendingError):  # a new mark keeps its speaker
+            mem.add({"role": "user", "name": "ana", "content": "my dog is called Rex"})
+        llm.fail = False
+        llm.facts["my dog is called Rex"] = [("user", "has_pet", "Rex")]
+        assert [c.text for c in mem.retry_extraction().added] == ["ana has pet Rex"]
 
 
 def test_waiting_turns_are_found_beneath_the_scope_and_erased_with_it(clock: Clock) -> None:

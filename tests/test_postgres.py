@@ -24,6 +24,7 @@ from memvara import (
     ClosedError,
     DimensionMismatchError,
     Episode,
+    ExtractionPendingError,
     InvalidArgumentError,
     Memvara,
     NotAStoreError,
@@ -37,12 +38,13 @@ from memvara import (
 from memvara._domain.time import to_micros
 from memvara.store import TimeQuery
 
-from .conftest import Clock
+from .conftest import Clock, FakeLLM
 from .postgres_server import drop_schemas, fresh_schema
 from .postgres_server import dsn, schema  # noqa: F401 - the fixtures the tests below take
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
+    from memvara.store.postgres._schema import SCHEMA_VERSION
     from memvara.store.postgres._text import Tokenizer
 
 
@@ -214,6 +216,30 @@ def test_a_store_meta_without_a_version_is_not_a_store(
             PostgresStore(dsn, schema=schema, read_only=read_only)
     assert admin(dsn, "SELECT count(*) FROM information_schema.tables"
                       f" WHERE table_schema = '{schema}'") == [(1,)]
+
+
+def test_a_schema_version_2_store_keeps_its_waiting_turns_and_marks_speakers_after(
+        dsn: str, schema: str, clock: Clock) -> None:
+    llm = FakeLLM({"my cat is called Miso": [("user", "has_pet", "Miso")],
+                   "my dog is called Rex": [("user", "has_pet", "Rex")]})
+    llm.fail = True
+    with Memvara(store=PostgresStore(dsn, schema=schema), clock=clock, llm=llm, user="maya") as mem, \
+            pytest.raises(ExtractionPendingError):
+        mem.add({"role": "user", "name": "ana", "content": "my cat is called Miso"})
+    # what the code before speakers left: version 2, marks with no speaker column
+    admin(dsn, f"ALTER TABLE {schema}.extraction_backlog DROP COLUMN speaker",
+          f"UPDATE {schema}.store_meta SET value = '2' WHERE key = 'schema_version'")
+    llm.fail = False
+    with Memvara(store=PostgresStore(dsn, schema=schema), clock=clock, llm=llm, user="maya") as mem:
+        assert admin(dsn, f"SELECT value FROM {schema}.store_meta WHERE key = 'schema_version'") == [
+            (str(SCHEMA_VERSION),)]
+        # the old mark named no one: read as the scope's user's, as before
+        assert [c.text for c in mem.retry_extraction().added] == ["maya has pet Miso"]
+        llm.fail = True
+        with pytest.raises(ExtractionPendingError):  # a new mark keeps its speaker
+            mem.add({"role": "user", "name": "ana", "content": "my dog is called Rex"})
+        llm.fail = False
+        assert [c.text for c in mem.retry_extraction().added] == ["ana has pet Rex"]
 
 
 def note_advisory_locks(dsn: str, schema: str, event: str) -> None:

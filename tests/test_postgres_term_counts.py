@@ -29,6 +29,7 @@ from .test_forget_subject import ALIAS, NAME, seeded
 
 if True:  # the class under test: importing it imports no driver
     from memvara.store.postgres import PostgresStore
+    from memvara.store.postgres._schema import SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -174,14 +175,14 @@ def test_a_schema_version_1_store_is_upgraded_on_opening_and_answers_the_same(
         old.close()
     upgraded = PostgresStore(dsn, schema=schema)
     try:
-        assert upgraded._version == 2
+        assert upgraded._version == SCHEMA_VERSION
         assert _answers(upgraded, clock) == before
     finally:
         upgraded.close()
     assert counts(dsn, schema) == held
     with psycopg.connect(dsn) as conn:
         assert conn.execute(f"SELECT value FROM {schema}.store_meta WHERE key ="
-                            " 'schema_version'").fetchone() == ("2",)
+                            " 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
     with opened(dsn, schema, clock) as again:  # a second opening changes nothing
         again.remember("user_1", "likes", "green tea")
         assert counts(dsn, schema)["claims"]["tea"] == 1

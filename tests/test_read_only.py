@@ -205,6 +205,7 @@ def test_read_only_needs_a_store_that_exists_and_is_current(tmp_path: Path) -> N
     conn = sqlite3.connect(old)
     try:  # the file as schema 4 left it: opening it would migrate it
         conn.executescript(SCHEMA_4_INDEXES)
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
         conn.execute("PRAGMA user_version = 4")
         conn.commit()
     finally:

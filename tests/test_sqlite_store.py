@@ -142,6 +142,7 @@ def test_a_schema_4_store_gets_one_index_for_slots_and_scopes(db_path: str, cloc
     conn = sqlite3.connect(db_path)
     try:  # the file as schema 4 left it
         conn.executescript(SCHEMA_4_INDEXES)
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
         conn.execute("PRAGMA user_version = 4")
         conn.commit()
     finally:
@@ -159,7 +160,7 @@ def test_a_schema_4_store_gets_one_index_for_slots_and_scopes(db_path: str, cloc
         store = mem.store
         assert isinstance(store, SQLiteStore)
         assert store.integrity_problems() == []
-        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 12
+        assert store._query("PRAGMA user_version")[0][0] == SCHEMA_VERSION == 13
 
 
 SWEPT_SCOPES = [Scope(), Scope(tenant="t"), Scope(user="u"), Scope(tenant="t", user="u"),

@@ -186,6 +186,7 @@ class Ingest:
                         self._model_claims(extracted, for_model, scope, now, speakers),
                         for_model, now, skipped))
         waiting = [e.id for e in for_model] if failure is not None else []
+        named = {e.id: t.name for e, t in zip(episodes, kept) if t.name} if waiting else {}
         copies = [] if len(fresh) == len(turns) or getattr(self._llm, "is_null", False) \
             else self._waiting_copies(scope, {s.content for s in skipped})
 
@@ -195,7 +196,7 @@ class Ingest:
             receipt = WriteReceipt()
         else:
             receipt = self._writer.remember(
-                claims, "ended", episodes=episodes, unextracted=waiting,
+                claims, "ended", episodes=episodes, unextracted=waiting, speakers=named,
                 reason="" if failure is None else type(failure.__cause__ or failure).__name__,
                 episode_vectors=kept_vectors if episodes else None,
             )
@@ -256,7 +257,8 @@ class Ingest:
                     WriteReceipt(llm_calls=calls + 1, pending=tuple(t.id for t in turns)),
                 ) from exc
             calls += used
-            speakers = {t.id: own.user or _rules.SUBJECT for t in group}
+            named = self._store.unextracted_speakers([t.id for t in group])
+            speakers = {t.id: named.get(t.id) or own.user or _rules.SUBJECT for t in group}
             claims.extend(self._unechoed_claims(
                 self._model_claims(extracted, group, own, now, speakers), group, now, skipped))
         read = {t.id: t.content for t in turns}

@@ -209,9 +209,8 @@ class Writer:
         *,
         episodes: Sequence[Episode] = (),
         episode_vectors: npt.NDArray[np.float32] | None = None,
-        unextracted: Sequence[str] = (),
-        reason: str = "",
-        extracted: Sequence[str] = (),
+        unextracted: Sequence[str] = (), speakers: Mapping[str, str] | None = None,
+        reason: str = "", extracted: Sequence[str] = (),
         now: int | None = None,
         argument: Callable[[int], str] = lambda i: "recorded_at",
     ) -> WriteReceipt:
@@ -221,9 +220,10 @@ class Writer:
         writes are stored without vectors, and embedded together once that many wait.
         ``episodes`` (the turns the claims cite, ids already set) land in the same
         transaction, and so do the marks of turns left ``unextracted`` (the model failed
-        on them, for ``reason``) and the clearing of those now ``extracted``. Given the
-        write's ``now``, a claim recorded before it is refused (``InvalidTimeError`` named
-        ``argument(i)``) behind a later change to a value it contradicts.
+        on them, for ``reason``; ``speakers`` says who said those with a name) and the
+        clearing of those now ``extracted``. Given the write's ``now``, a claim recorded
+        before it is refused (``InvalidTimeError`` named ``argument(i)``) behind a later
+        change to a value it contradicts.
         """
         started = time.perf_counter()
         vectors, waiting, backlog_vectors = self._vectors_for(claims) if claims else (
@@ -233,7 +233,7 @@ class Writer:
             if episodes:
                 self._store.insert_episodes(episodes, episode_vectors)
             if unextracted:
-                self._store.mark_unextracted(unextracted, self.now(), reason)
+                self._store.mark_unextracted(unextracted, self.now(), reason, speakers)
             if extracted:
                 self._store.clear_unextracted(extracted)
             if waiting:

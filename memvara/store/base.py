@@ -218,10 +218,16 @@ class Store(Protocol):
         near-copy check)."""
         ...
 
-    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
+    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str,
+                         speakers: Mapping[str, str] | None = None) -> None:
         """Mark stored turns as waiting for extraction (the model failed on them) at
-        ``at``, with ``reason`` (an error's class name: no text). Marking one again
-        replaces its mark. Called inside the write's transaction."""
+        ``at``, with ``reason`` (an error's class name) and who said those in
+        ``speakers`` (a message's ``name``). Marking one again replaces its mark.
+        Called inside the write's transaction."""
+        ...
+
+    def unextracted_speakers(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """Who said each of these waiting turns, for those marked with a speaker."""
         ...
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:

@@ -70,6 +70,12 @@ SQLITE_INTERNALS = {
         " of a PostgreSQL schema in test_postgres_governance.py",
     "test_a_schema_7_store_opens_and_starts_its_log":
         "opens a SQLite file of an older schema, written byte for byte",
+    "test_a_schema_12_store_s_waiting_turns_are_read_after_migrating":
+        "opens a SQLite file of an older schema; the PostgreSQL upgrade of the same marks"
+        " is in test_postgres.py",
+    "test_a_waiting_turn_the_subject_said_leaves_no_byte_in_the_file":
+        "reads a SQLite store's files as bytes; on PostgreSQL the same erasure is checked"
+        " through the API in test_forget_subject.py's speaker test",
     **dict.fromkeys((
         "test_close_waits_for_a_read_running_on_another_thread",
         "test_close_inside_a_snapshot_of_its_own_thread_does_not_wait_for_itself",

@@ -24,6 +24,7 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
+from .._speakers import speaker_changes, spoken_by
 from . import _sql
 from ._archive import Archive
 from ._writes import content_hash, slot_lock
@@ -59,6 +60,14 @@ class Forgetting(Archive):
         super()._on_open(writer)
         if not self._read_only:
             self._ensure_tables(writer, "tombstones", FORGET_DDL)
+
+    def _marks(self, conn: Any, scope: Scope, column: str) -> list[tuple[Any, str]]:
+        """``(column, speaker)`` of the subtree's waiting turns marked with a speaker."""
+        where, params = _sql.scope_subtree(scope, "e.")
+        return [(r[0], str(r[1])) for r in self._exec(conn, (
+            f"SELECT {column}, b.speaker FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} AND b.speaker IS NOT NULL"),
+            params).fetchall()]
 
     def erase_subject(
         self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,
@@ -103,6 +112,7 @@ class Forgetting(Archive):
             cited = set(ids("SELECT source FROM claim_sources WHERE claim_rowid = ANY(%s)",
                             [picked]))
             cited.update(s for r in archived if r[2] for s in json.loads(r[2]))
+            cited.update(spoken_by(self._marks(conn, scope, "e.id"), keys))  # its words, waiting
             cited -= set(ids(  # a turn another claim still cites stays
                 "SELECT source FROM claim_sources WHERE NOT claim_rowid = ANY(%s)"
                 " AND source = ANY(%s) UNION SELECT s FROM claims_archive a,"
@@ -125,6 +135,11 @@ class Forgetting(Archive):
                 self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}",
                            [*params, keys, keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
+            dropped, renamed = speaker_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
+            self._exec(conn, "DELETE FROM extraction_backlog WHERE episode_rowid = ANY(%s)", [dropped])
+            for new_speaker, rowid in renamed:
+                self._exec(conn, "UPDATE extraction_backlog SET speaker = %s WHERE episode_rowid = %s",
+                           [new_speaker, rowid])
             scrubbed = self._scrub_turns(conn, where, params, scrubber)
             erased = {
                 "claims": n_claims, "archived": len(archived), "episodes_erased": n_turns,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "TERM_TABLES", "ddl", "upgrade"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped by every change to the tables; a schema recording a higher one is refused."""
 
 TERM_TABLES = {"claims": "claim_terms", "episodes": "episode_terms"}
@@ -43,6 +43,8 @@ _STEPS = {
         f"INSERT INTO term_stats (tbl, term, shard, docs) SELECT '{table}', term, 0, count(*)"
         f" FROM {terms} GROUP BY term"
         for table, terms in (("claims", "claim_terms"), ("episodes", "episode_terms")))),
+    # who said a waiting turn (a message's name), as the SQLite store's v13
+    3: ('ALTER TABLE extraction_backlog ADD COLUMN IF NOT EXISTS speaker TEXT COLLATE "C"',),
 }
 """What each version adds to the one before it."""
 
@@ -159,7 +161,8 @@ def ddl() -> tuple[str, ...]:
         """,
         """
         CREATE TABLE extraction_backlog (
-            episode_rowid BIGINT PRIMARY KEY, failed_at BIGINT NOT NULL, reason TEXT COLLATE "C" NOT NULL
+            episode_rowid BIGINT PRIMARY KEY, failed_at BIGINT NOT NULL, reason TEXT COLLATE "C" NOT NULL,
+            speaker TEXT COLLATE "C"
         )
         """,
         # Rows and tokens per text table, in shards so concurrent writers rarely meet on

@@ -15,7 +15,7 @@ import hashlib
 import json
 import operator
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -403,14 +403,27 @@ class Writes(Connections):
                 matrix[i] = emb
         return [(str(role), int(ts)) for role, ts, _ in rows], matrix
 
-    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
+    def mark_unextracted(
+        self, episode_ids: Sequence[str], at: int, reason: str,
+        speakers: Mapping[str, str] | None = None,
+    ) -> None:
         """Mark turns as waiting for extraction; see ``Store.mark_unextracted``."""
+        ids = list(episode_ids)
+        named = [(speakers or {}).get(eid) for eid in ids]
         with self._writing() as conn:
             self._exec(conn, (
-                "INSERT INTO extraction_backlog (episode_rowid, failed_at, reason)"
-                " SELECT rowid, %s, %s FROM episodes WHERE id = ANY(%s)"
+                "INSERT INTO extraction_backlog (episode_rowid, failed_at, reason, speaker)"
+                " SELECT e.rowid, %s, %s, m.speaker FROM unnest(%s::text[], %s::text[]) AS m (id, speaker)"
+                " JOIN episodes e ON e.id = m.id"
                 " ON CONFLICT (episode_rowid) DO UPDATE SET failed_at = excluded.failed_at,"
-                " reason = excluded.reason"), [at, reason, list(episode_ids)])
+                " reason = excluded.reason, speaker = excluded.speaker"), [at, reason, ids, named])
+
+    def unextracted_speakers(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """Who said each of these waiting turns; see ``Store.unextracted_speakers``."""
+        return {str(eid): str(name) for eid, name in self._query(
+            "SELECT e.id, b.speaker FROM extraction_backlog b JOIN episodes e"
+            " ON e.rowid = b.episode_rowid WHERE b.speaker IS NOT NULL AND e.id = ANY(%s)",
+            [list(episode_ids)])}
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
         """Marked turns of ``scope``'s subtree; see ``Store.unextracted_episodes``."""

@@ -1,14 +1,16 @@
 """Turns waiting for extraction: the model failed on them, so ``add()`` stored them (and
 whatever the rules read) and marked them here, to be read again later.
 
-A mark holds no text, only the turn's rowid, when the model failed and the error's class
-name, so erasing a turn leaves nothing of it here (the erasure deletes its mark, and a
-mark whose turn is gone is never read).
+A mark holds the turn's rowid, when the model failed, the error's class name and, for a
+message that had one, its ``name`` (the speaker, whom what it says is about): erasing a
+turn deletes its mark, a mark whose turn is gone is never read, and ``forget_subject``
+erases the turns whose mark names the subject.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 
 from ..._domain.model import Episode, Scope
 from ..._domain.time import from_micros
@@ -22,7 +24,10 @@ __all__ = ["Backlog"]
 class Backlog(StoreCore):
     """``mark_unextracted``, ``unextracted_episodes``, ``clear_unextracted``."""
 
-    def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str) -> None:
+    def mark_unextracted(
+        self, episode_ids: Sequence[str], at: int, reason: str,
+        speakers: Mapping[str, str] | None = None,
+    ) -> None:
         """Mark stored turns as waiting for extraction; see ``Store.mark_unextracted``."""
         with self._writing() as conn:
             for start in range(0, len(episode_ids), 400):
@@ -32,6 +37,20 @@ class Backlog(StoreCore):
                     f" SELECT rowid, ?, ? FROM episodes WHERE id IN ({','.join('?' * len(chunk))})",
                     [at, reason, *chunk],
                 )
+            if speakers:
+                marked = set(episode_ids)
+                conn.executemany(
+                    "UPDATE extraction_backlog SET speaker = ? WHERE episode_rowid ="
+                    " (SELECT rowid FROM episodes WHERE id = ?)",
+                    [(name, eid) for eid, name in speakers.items() if eid in marked])
+
+    def unextracted_speakers(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """Who said each of these waiting turns; see ``Store.unextracted_speakers``."""
+        rows = self._write_side_query(
+            "SELECT e.id, b.speaker FROM extraction_backlog b JOIN episodes e"
+            " ON e.rowid = b.episode_rowid WHERE b.speaker IS NOT NULL"
+            " AND e.id IN (SELECT value FROM json_each(?))", [json.dumps(list(episode_ids))])
+        return {str(eid): str(name) for eid, name in rows}
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
         """The waiting turns of ``scope``'s subtree; see ``Store.unextracted_episodes``."""

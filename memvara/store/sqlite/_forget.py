@@ -23,6 +23,7 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
+from .._speakers import speaker_changes, spoken_by
 from . import _sql
 from ._episodes import content_hash
 from ._erasure import Erasure
@@ -77,6 +78,7 @@ class Forgetting(Erasure):
             cited.update(r[0] for r in conn.execute(
                 f"SELECT s.value FROM claims_archive a, json_each(a.sources) s WHERE {where}"
                 f" AND {named} AND a.sources IS NOT NULL", [*params, *keys, *keys]))
+            cited.update(spoken_by(self._marks(conn, scope, "e.id"), keys))  # its words, waiting
             wanted = json.dumps(sorted(cited))
             cited -= {r[0] for r in conn.execute(  # a turn another claim still cites stays
                 f"SELECT source FROM claim_sources WHERE claim_rowid NOT IN {picked}"
@@ -103,6 +105,7 @@ class Forgetting(Erasure):
                 conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}",
                              [*params, *keys, *keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
+            self._scrub_speakers(conn, scope, keys, scrubber)
             scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, scrubber)
             mentions, mention_slots = self._scrub_claims(conn, where, params, scrubber)
             erased = {
@@ -154,6 +157,23 @@ class Forgetting(Erasure):
             if (new := scrubber(old)) != old:
                 conn.execute(ground_echo("?"), (rowid, new))
                 conn.execute("UPDATE evidence SET ground = ? WHERE rowid = ?", (new, rowid))
+
+    @staticmethod
+    def _marks(conn: sqlite3.Connection, scope: Scope, column: str) -> list[tuple[Any, str]]:
+        """``(column, speaker)`` of the subtree's waiting turns marked with a speaker."""
+        where, params = _sql.scope_subtree(scope, "e.")
+        return conn.execute(
+            f"SELECT {column}, b.speaker FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} AND b.speaker IS NOT NULL",
+            params).fetchall()
+
+    def _scrub_speakers(
+        self, conn: sqlite3.Connection, scope: Scope, keys: Sequence[str], scrubber: Scrubber,
+    ) -> None:
+        """The marks left: one the subject said goes, the others lose its names."""
+        dropped, renamed = speaker_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
+        conn.executemany("DELETE FROM extraction_backlog WHERE episode_rowid = ?", [(r,) for r in dropped])
+        conn.executemany("UPDATE extraction_backlog SET speaker = ? WHERE episode_rowid = ?", renamed)
 
     def _scrub_turns(
         self, conn: sqlite3.Connection, where: str, params: list[object], scrubber: Scrubber,

@@ -375,8 +375,13 @@ _V12 = (
     "CREATE INDEX IF NOT EXISTS reviews_status ON reviews (status, s_user, s_tenant)",
 )
 
+# v13: who said a waiting turn. A message's ``name`` is the subject of what it says, so
+# a retry must know it: the mark keeps it (NULL: the scope's user). The one text a mark
+# holds; ``forget_subject`` erases the turns whose mark names the subject.
+_V13 = ("ALTER TABLE extraction_backlog ADD COLUMN speaker TEXT",)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12)
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13)
 """Step ``i`` takes a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
