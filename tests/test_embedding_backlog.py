@@ -187,6 +187,7 @@ def test_a_schema_3_store_finds_its_waiting_claims_after_migrating(tmp_path: Pat
         conn.execute("CREATE INDEX claims_unembedded ON claims (rowid) WHERE vec_slot IS NULL")
         conn.execute("DELETE FROM store_meta WHERE key = 'vectors_claims'")
         conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN meta")
         conn.execute("PRAGMA user_version = 3")
         conn.commit()
     finally:

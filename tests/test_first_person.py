@@ -57,6 +57,7 @@ def test_a_store_written_before_keeps_answering(tmp_path: Path, clock: Clock) ->
     with sqlite3.connect(path) as conn:  # back to what schema 5 wrote
         conn.execute("UPDATE claims SET subject_key = 'user'")
         conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN meta")
         conn.execute("PRAGMA user_version = 5")
     conn.close()
     with Memvara(path, clock=clock, llm=NullLLM(), user="maya") as mem:

@@ -16,6 +16,7 @@ from memvara._domain.erasure import ErasureRequest, Scrubber, scrub
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
 from memvara.store import TimeQuery
+from memvara.store._waiting_marks import mark_changes, spoken_by
 from memvara.store.base import SimilarityStore
 
 from .conftest import Clock, FakeLLM
@@ -442,7 +443,7 @@ def _spoken(path: str, clock: Clock) -> FakeLLM:
                  {"role": "user", "name": NAME, "content": "my cat is called Miso"},
                  {"role": "user", "name": "ann", "content": "my dog is called Rex"},
                  {"role": "user", "name": f"{NAME} fan club", "content": "we meet on fridays"}],
-                session="standup")
+                session="standup", meta={"thread": f"chat with {NAME}"})
     assert len(failed.value.pending) == 3
     llm.fail = False
     return llm
@@ -461,6 +462,7 @@ def test_the_waiting_turns_the_subject_said_are_erased_and_other_speakers_scrubb
         retried = mem.retry_extraction()
         assert sorted(c.text for c in retried.added) == [
             "[erased] fan club meets on friday", "ann has pet Rex"]
+        assert [c.meta for c in retried.added] == [{"thread": "chat with [erased]"}] * 2
         assert llm.extract_calls[-1] == ["my dog is called Rex", "we meet on fridays"]
 
 
@@ -486,3 +488,13 @@ def test_a_waiting_turn_the_subject_said_that_another_claim_cites_stays_and_wait
         assert "my cat is called Miso" in [e.content for e in mem.episodes(session="standup")]
         assert sorted(c.text for c in mem.retry_extraction().added) == [
             "[erased] fan club meets on friday", "ann has pet Rex"]  # not the cat
+
+
+def test_a_mark_loses_the_subject_s_names_from_its_speaker_and_its_meta() -> None:
+    marks = [(1, NAME, None), (2, None, json.dumps({"thread": f"with {NAME}"})),
+             (3, "ann", json.dumps({"thread": "standup"})), (4, f"{NAME} fan club", None),
+             (5, None, json.dumps({"thread": f"{NAME}ian ways"}))]  # no whole name: kept
+    dropped, changed = mark_changes(marks, ["zorblatt"], Scrubber((NAME,)))
+    assert dropped == [1]  # the subject said it
+    assert changed == [(None, '{"thread": "with [erased]"}', 2), ("[erased] fan club", None, 4)]
+    assert spoken_by([("e1", NAME, None), ("e2", None, "{}"), ("e3", "ann", None)], ["zorblatt"]) == ["e1"]

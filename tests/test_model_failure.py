@@ -83,7 +83,7 @@ def test_a_retried_turn_is_about_whoever_said_it(clock: Clock, db_path: str) -> 
             {"role": "user", "content": "my cat is called Miso, too"}]
     with Memvara(db_path, clock=clock, llm=llm, session="standup") as mem:
         with pytest.raises(ExtractionPendingError) as failed:
-            mem.add(said)
+            mem.add(said, meta={"channel": "slack"})
         assert len(failed.value.pending) == 3
     llm.fail = False  # a later process, the marks read from the file
     llm.facts["my cat is called Miso, too"] = [("user", "has_pet", "Miso")]
@@ -92,6 +92,8 @@ def test_a_retried_turn_is_about_whoever_said_it(clock: Clock, db_path: str) -> 
         assert sorted(c.text for c in retried.added) == [
             "Bruno has pet Rex", "ana has pet Miso", "user has pet Miso"]
         assert [c.object for c in mem.history("bruno", "has_pet")] == ["Rex"]
+        # and with the call's meta, as add() writes it on the claims it reads at once
+        assert [c.meta for c in retried.added] == [{"channel": "slack"}] * 3
 
 
 def test_a_schema_12_store_s_waiting_turns_are_read_after_migrating(clock: Clock, db_path: str) -> None:
@@ -103,6 +105,7 @@ def test_a_schema_12_store_s_waiting_turns_are_read_after_migrating(clock: Clock
         mem.add({"role": "user", "name": "ana", "content": TURNS[1]})
     with sqlite3.connect(db_path) as conn:
         conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN meta")
         conn.execute("PRAGMA user_version = 12")
     conn.close()
     llm.fail = False

@@ -227,7 +227,7 @@ def test_a_schema_version_2_store_keeps_its_waiting_turns_and_marks_speakers_aft
             pytest.raises(ExtractionPendingError):
         mem.add({"role": "user", "name": "ana", "content": "my cat is called Miso"})
     # what the code before speakers left: version 2, marks with no speaker column
-    admin(dsn, f"ALTER TABLE {schema}.extraction_backlog DROP COLUMN speaker",
+    admin(dsn, f"ALTER TABLE {schema}.extraction_backlog DROP COLUMN speaker, DROP COLUMN meta",
           f"UPDATE {schema}.store_meta SET value = '2' WHERE key = 'schema_version'")
     llm.fail = False
     with Memvara(store=PostgresStore(dsn, schema=schema), clock=clock, llm=llm, user="maya") as mem:

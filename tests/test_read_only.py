@@ -206,6 +206,7 @@ def test_read_only_needs_a_store_that_exists_and_is_current(tmp_path: Path) -> N
     try:  # the file as schema 4 left it: opening it would migrate it
         conn.executescript(SCHEMA_4_INDEXES)
         conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN meta")
         conn.execute("PRAGMA user_version = 4")
         conn.commit()
     finally:

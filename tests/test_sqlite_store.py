@@ -143,6 +143,7 @@ def test_a_schema_4_store_gets_one_index_for_slots_and_scopes(db_path: str, cloc
     try:  # the file as schema 4 left it
         conn.executescript(SCHEMA_4_INDEXES)
         conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN meta")
         conn.execute("PRAGMA user_version = 4")
         conn.commit()
     finally:

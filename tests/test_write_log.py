@@ -377,6 +377,7 @@ def test_a_schema_7_store_opens_and_starts_its_log(db_path: str, clock: Clock) -
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DELETE FROM store_meta WHERE key IN ('log_store_id', 'log_secret')")
         conn.execute("ALTER TABLE extraction_backlog DROP COLUMN speaker")  # v13 added it
+        conn.execute("ALTER TABLE extraction_backlog DROP COLUMN meta")
         conn.execute("PRAGMA user_version = 7")
     conn.close()
     with Memvara(db_path, clock=clock) as mem:

@@ -19,6 +19,7 @@ transaction, all or nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -197,6 +198,7 @@ class Ingest:
         else:
             receipt = self._writer.remember(
                 claims, "ended", episodes=episodes, unextracted=waiting, speakers=named,
+                call_meta=json.dumps(meta, sort_keys=True, ensure_ascii=False) if meta and waiting else None,
                 reason="" if failure is None else type(failure.__cause__ or failure).__name__,
                 episode_vectors=kept_vectors if episodes else None,
             )
@@ -257,10 +259,11 @@ class Ingest:
                     WriteReceipt(llm_calls=calls + 1, pending=tuple(t.id for t in turns)),
                 ) from exc
             calls += used
-            named = self._store.unextracted_speakers([t.id for t in group])
-            speakers = {t.id: named.get(t.id) or own.user or _rules.SUBJECT for t in group}
-            claims.extend(self._unechoed_claims(
-                self._model_claims(extracted, group, own, now, speakers), group, now, skipped))
+            marks = self._store.unextracted_marks([t.id for t in group])
+            speakers = {t.id: marks.get(t.id, (None, None))[0] or own.user or _rules.SUBJECT
+                        for t in group}
+            claims.extend(_with_call_meta(self._unechoed_claims(
+                self._model_claims(extracted, group, own, now, speakers), group, now, skipped), marks))
         read = {t.id: t.content for t in turns}
         with self._store.transaction():
             # Still waiting, as the model read it? A turn erased, scrubbed or read by another
@@ -541,3 +544,13 @@ def _episode(turn: Turn, scope: Scope, now: int, position: int) -> Episode:
         digest_size=8,
     ).hexdigest()
     return Episode(turn.content, turn.role, ts, recorded, scope, turn.id or f"e{digest}")
+
+
+def _with_call_meta(claims: list[Claim], marks: Mapping[str, tuple[str | None, str | None]]) -> list[Claim]:
+    """``claims`` read again from waiting turns, each with the ``meta`` of the call that
+    stored its turn added (as ``add()`` adds it), from the turn's mark."""
+    out = []
+    for claim in claims:
+        kept = marks.get(claim.sources[0], (None, None))[1] if claim.sources else None
+        out.append(claim if kept is None else replace(claim, meta={**json.loads(kept), **claim.meta}))
+    return out

@@ -210,7 +210,7 @@ class Writer:
         episodes: Sequence[Episode] = (),
         episode_vectors: npt.NDArray[np.float32] | None = None,
         unextracted: Sequence[str] = (), speakers: Mapping[str, str] | None = None,
-        reason: str = "", extracted: Sequence[str] = (),
+        reason: str = "", extracted: Sequence[str] = (), call_meta: str | None = None,
         now: int | None = None,
         argument: Callable[[int], str] = lambda i: "recorded_at",
     ) -> WriteReceipt:
@@ -220,7 +220,7 @@ class Writer:
         writes are stored without vectors, and embedded together once that many wait.
         ``episodes`` (the turns the claims cite, ids already set) land in the same
         transaction, and so do the marks of turns left ``unextracted`` (the model failed
-        on them, for ``reason``; ``speakers`` says who said those with a name) and the
+        on them, for ``reason``, with who said them and ``call_meta``, the call's) and the
         clearing of those now ``extracted``. Given the write's ``now``, a claim recorded
         before it is refused (``InvalidTimeError`` named ``argument(i)``) behind a later
         change to a value it contradicts.
@@ -233,7 +233,7 @@ class Writer:
             if episodes:
                 self._store.insert_episodes(episodes, episode_vectors)
             if unextracted:
-                self._store.mark_unextracted(unextracted, self.now(), reason, speakers)
+                self._store.mark_unextracted(unextracted, self.now(), reason, speakers, call_meta)
             if extracted:
                 self._store.clear_unextracted(extracted)
             if waiting:

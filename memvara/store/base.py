@@ -219,15 +219,15 @@ class Store(Protocol):
         ...
 
     def mark_unextracted(self, episode_ids: Sequence[str], at: int, reason: str,
-                         speakers: Mapping[str, str] | None = None) -> None:
+                         speakers: Mapping[str, str] | None = None, meta: str | None = None) -> None:
         """Mark stored turns as waiting for extraction (the model failed on them) at
-        ``at``, with ``reason`` (an error's class name) and who said those in
-        ``speakers`` (a message's ``name``). Marking one again replaces its mark.
-        Called inside the write's transaction."""
+        ``at``, with ``reason`` (an error's class name), who said those in ``speakers``
+        (a message's ``name``) and the call's ``meta`` (JSON). Marking one again
+        replaces its mark. Called inside the write's transaction."""
         ...
 
-    def unextracted_speakers(self, episode_ids: Sequence[str]) -> dict[str, str]:
-        """Who said each of these waiting turns, for those marked with a speaker."""
+    def unextracted_marks(self, episode_ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """``(speaker, meta)`` of each of these waiting turns marked with either."""
         ...
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:

@@ -24,7 +24,7 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
-from .._speakers import speaker_changes, spoken_by
+from .._waiting_marks import MARKS, mark_changes, spoken_by
 from . import _sql
 from ._archive import Archive
 from ._writes import content_hash, slot_lock
@@ -61,13 +61,12 @@ class Forgetting(Archive):
         if not self._read_only:
             self._ensure_tables(writer, "tombstones", FORGET_DDL)
 
-    def _marks(self, conn: Any, scope: Scope, column: str) -> list[tuple[Any, str]]:
-        """``(column, speaker)`` of the subtree's waiting turns marked with a speaker."""
+    def _marks(self, conn: Any, scope: Scope, column: str) -> list[Any]:
+        """``(column, speaker, meta)`` of the subtree's waiting turns whose mark holds text."""
         where, params = _sql.scope_subtree(scope, "e.")
-        return [(r[0], str(r[1])) for r in self._exec(conn, (
-            f"SELECT {column}, b.speaker FROM extraction_backlog b JOIN episodes e"
-            f" ON e.rowid = b.episode_rowid WHERE {where} AND b.speaker IS NOT NULL"),
-            params).fetchall()]
+        return list(self._exec(conn, (
+            f"SELECT {column}, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} AND {MARKS}"), params).fetchall())
 
     def erase_subject(
         self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,
@@ -135,11 +134,11 @@ class Forgetting(Archive):
                 self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}",
                            [*params, keys, keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
-            dropped, renamed = speaker_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
+            dropped, changed = mark_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
             self._exec(conn, "DELETE FROM extraction_backlog WHERE episode_rowid = ANY(%s)", [dropped])
-            for new_speaker, rowid in renamed:
-                self._exec(conn, "UPDATE extraction_backlog SET speaker = %s WHERE episode_rowid = %s",
-                           [new_speaker, rowid])
+            for new_speaker, new_meta, rowid in changed:
+                self._exec(conn, "UPDATE extraction_backlog SET speaker = %s, meta = %s"
+                           " WHERE episode_rowid = %s", [new_speaker, new_meta, rowid])
             scrubbed = self._scrub_turns(conn, where, params, scrubber)
             erased = {
                 "claims": n_claims, "archived": len(archived), "episodes_erased": n_turns,

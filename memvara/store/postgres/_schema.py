@@ -43,8 +43,9 @@ _STEPS = {
         f"INSERT INTO term_stats (tbl, term, shard, docs) SELECT '{table}', term, 0, count(*)"
         f" FROM {terms} GROUP BY term"
         for table, terms in (("claims", "claim_terms"), ("episodes", "episode_terms")))),
-    # who said a waiting turn (a message's name), as the SQLite store's v13
-    3: ('ALTER TABLE extraction_backlog ADD COLUMN IF NOT EXISTS speaker TEXT COLLATE "C"',),
+    # who said a waiting turn (a message's name) and the call's meta, as SQLite's v13
+    3: ('ALTER TABLE extraction_backlog ADD COLUMN IF NOT EXISTS speaker TEXT COLLATE "C"',
+        'ALTER TABLE extraction_backlog ADD COLUMN IF NOT EXISTS meta TEXT COLLATE "C"'),
 }
 """What each version adds to the one before it."""
 
@@ -162,7 +163,7 @@ def ddl() -> tuple[str, ...]:
         """
         CREATE TABLE extraction_backlog (
             episode_rowid BIGINT PRIMARY KEY, failed_at BIGINT NOT NULL, reason TEXT COLLATE "C" NOT NULL,
-            speaker TEXT COLLATE "C"
+            speaker TEXT COLLATE "C", meta TEXT COLLATE "C"
         )
         """,
         # Rows and tokens per text table, in shards so concurrent writers rarely meet on

@@ -405,25 +405,26 @@ class Writes(Connections):
 
     def mark_unextracted(
         self, episode_ids: Sequence[str], at: int, reason: str,
-        speakers: Mapping[str, str] | None = None,
+        speakers: Mapping[str, str] | None = None, meta: str | None = None,
     ) -> None:
         """Mark turns as waiting for extraction; see ``Store.mark_unextracted``."""
         ids = list(episode_ids)
         named = [(speakers or {}).get(eid) for eid in ids]
         with self._writing() as conn:
             self._exec(conn, (
-                "INSERT INTO extraction_backlog (episode_rowid, failed_at, reason, speaker)"
-                " SELECT e.rowid, %s, %s, m.speaker FROM unnest(%s::text[], %s::text[]) AS m (id, speaker)"
-                " JOIN episodes e ON e.id = m.id"
+                "INSERT INTO extraction_backlog (episode_rowid, failed_at, reason, speaker, meta)"
+                " SELECT e.rowid, %s, %s, m.speaker, %s FROM unnest(%s::text[], %s::text[])"
+                " AS m (id, speaker) JOIN episodes e ON e.id = m.id"
                 " ON CONFLICT (episode_rowid) DO UPDATE SET failed_at = excluded.failed_at,"
-                " reason = excluded.reason, speaker = excluded.speaker"), [at, reason, ids, named])
+                " reason = excluded.reason, speaker = excluded.speaker, meta = excluded.meta"),
+                [at, reason, meta, ids, named])
 
-    def unextracted_speakers(self, episode_ids: Sequence[str]) -> dict[str, str]:
-        """Who said each of these waiting turns; see ``Store.unextracted_speakers``."""
-        return {str(eid): str(name) for eid, name in self._query(
-            "SELECT e.id, b.speaker FROM extraction_backlog b JOIN episodes e"
-            " ON e.rowid = b.episode_rowid WHERE b.speaker IS NOT NULL AND e.id = ANY(%s)",
-            [list(episode_ids)])}
+    def unextracted_marks(self, episode_ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """Who said these waiting turns, and their call's meta; see ``Store.unextracted_marks``."""
+        return {str(eid): (speaker, meta) for eid, speaker, meta in self._query(
+            "SELECT e.id, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
+            " ON e.rowid = b.episode_rowid WHERE (b.speaker IS NOT NULL OR b.meta IS NOT NULL)"
+            " AND e.id = ANY(%s)", [list(episode_ids)])}
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
         """Marked turns of ``scope``'s subtree; see ``Store.unextracted_episodes``."""

@@ -1,10 +1,10 @@
 """Turns waiting for extraction: the model failed on them, so ``add()`` stored them (and
 whatever the rules read) and marked them here, to be read again later.
 
-A mark holds the turn's rowid, when the model failed, the error's class name and, for a
-message that had one, its ``name`` (the speaker, whom what it says is about): erasing a
-turn deletes its mark, a mark whose turn is gone is never read, and ``forget_subject``
-erases the turns whose mark names the subject.
+A mark holds the turn's rowid, when the model failed, the error's class name, the call's
+``meta`` and, for a message that had one, its ``name`` (the speaker, whom what it says
+is about): erasing a turn deletes its mark, a mark whose turn is gone is never read, and
+``forget_subject`` erases the turns whose mark names the subject and scrubs the rest.
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ class Backlog(StoreCore):
 
     def mark_unextracted(
         self, episode_ids: Sequence[str], at: int, reason: str,
-        speakers: Mapping[str, str] | None = None,
+        speakers: Mapping[str, str] | None = None, meta: str | None = None,
     ) -> None:
         """Mark stored turns as waiting for extraction; see ``Store.mark_unextracted``."""
         with self._writing() as conn:
             for start in range(0, len(episode_ids), 400):
                 chunk = list(episode_ids[start : start + 400])
                 conn.execute(
-                    "INSERT OR REPLACE INTO extraction_backlog (episode_rowid, failed_at, reason)"
-                    f" SELECT rowid, ?, ? FROM episodes WHERE id IN ({','.join('?' * len(chunk))})",
-                    [at, reason, *chunk],
+                    "INSERT OR REPLACE INTO extraction_backlog (episode_rowid, failed_at, reason, meta)"
+                    f" SELECT rowid, ?, ?, ? FROM episodes WHERE id IN ({','.join('?' * len(chunk))})",
+                    [at, reason, meta, *chunk],
                 )
             if speakers:
                 marked = set(episode_ids)
@@ -44,13 +44,13 @@ class Backlog(StoreCore):
                     " (SELECT rowid FROM episodes WHERE id = ?)",
                     [(name, eid) for eid, name in speakers.items() if eid in marked])
 
-    def unextracted_speakers(self, episode_ids: Sequence[str]) -> dict[str, str]:
-        """Who said each of these waiting turns; see ``Store.unextracted_speakers``."""
+    def unextracted_marks(self, episode_ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """Who said these waiting turns, and their call's meta; see ``Store.unextracted_marks``."""
         rows = self._write_side_query(
-            "SELECT e.id, b.speaker FROM extraction_backlog b JOIN episodes e"
-            " ON e.rowid = b.episode_rowid WHERE b.speaker IS NOT NULL"
+            "SELECT e.id, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
+            " ON e.rowid = b.episode_rowid WHERE (b.speaker IS NOT NULL OR b.meta IS NOT NULL)"
             " AND e.id IN (SELECT value FROM json_each(?))", [json.dumps(list(episode_ids))])
-        return {str(eid): str(name) for eid, name in rows}
+        return {str(eid): (speaker, meta) for eid, speaker, meta in rows}
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:
         """The waiting turns of ``scope``'s subtree; see ``Store.unextracted_episodes``."""

@@ -23,7 +23,7 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
-from .._speakers import speaker_changes, spoken_by
+from .._waiting_marks import MARKS, mark_changes, spoken_by
 from . import _sql
 from ._episodes import content_hash
 from ._erasure import Erasure
@@ -105,7 +105,7 @@ class Forgetting(Erasure):
                 conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}",
                              [*params, *keys, *keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
-            self._scrub_speakers(conn, scope, keys, scrubber)
+            self._scrub_marks(conn, scope, keys, scrubber)
             scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, scrubber)
             mentions, mention_slots = self._scrub_claims(conn, where, params, scrubber)
             erased = {
@@ -159,21 +159,21 @@ class Forgetting(Erasure):
                 conn.execute("UPDATE evidence SET ground = ? WHERE rowid = ?", (new, rowid))
 
     @staticmethod
-    def _marks(conn: sqlite3.Connection, scope: Scope, column: str) -> list[tuple[Any, str]]:
-        """``(column, speaker)`` of the subtree's waiting turns marked with a speaker."""
+    def _marks(conn: sqlite3.Connection, scope: Scope, column: str) -> list[Any]:
+        """``(column, speaker, meta)`` of the subtree's waiting turns whose mark holds text."""
         where, params = _sql.scope_subtree(scope, "e.")
         return conn.execute(
-            f"SELECT {column}, b.speaker FROM extraction_backlog b JOIN episodes e"
-            f" ON e.rowid = b.episode_rowid WHERE {where} AND b.speaker IS NOT NULL",
-            params).fetchall()
+            f"SELECT {column}, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} AND {MARKS}", params).fetchall()
 
-    def _scrub_speakers(
+    def _scrub_marks(
         self, conn: sqlite3.Connection, scope: Scope, keys: Sequence[str], scrubber: Scrubber,
     ) -> None:
         """The marks left: one the subject said goes, the others lose its names."""
-        dropped, renamed = speaker_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
+        dropped, changed = mark_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
         conn.executemany("DELETE FROM extraction_backlog WHERE episode_rowid = ?", [(r,) for r in dropped])
-        conn.executemany("UPDATE extraction_backlog SET speaker = ? WHERE episode_rowid = ?", renamed)
+        conn.executemany("UPDATE extraction_backlog SET speaker = ?, meta = ? WHERE episode_rowid = ?",
+                         changed)
 
     def _scrub_turns(
         self, conn: sqlite3.Connection, where: str, params: list[object], scrubber: Scrubber,

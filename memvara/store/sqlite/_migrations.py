@@ -375,10 +375,12 @@ _V12 = (
     "CREATE INDEX IF NOT EXISTS reviews_status ON reviews (status, s_user, s_tenant)",
 )
 
-# v13: who said a waiting turn. A message's ``name`` is the subject of what it says, so
-# a retry must know it: the mark keeps it (NULL: the scope's user). The one text a mark
-# holds; ``forget_subject`` erases the turns whose mark names the subject.
-_V13 = ("ALTER TABLE extraction_backlog ADD COLUMN speaker TEXT",)
+# v13: what a retry must know of the call that left a turn waiting: who said it (a
+# message's ``name`` is the subject of what it says; NULL: the scope's user) and the
+# call's ``meta`` (JSON, added to every claim the call writes). ``forget_subject`` erases
+# the turns whose mark names the subject and scrubs its names from the other marks.
+_V13 = ("ALTER TABLE extraction_backlog ADD COLUMN speaker TEXT",
+        "ALTER TABLE extraction_backlog ADD COLUMN meta TEXT")
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13)
