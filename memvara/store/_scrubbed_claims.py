@@ -8,7 +8,18 @@ import json
 
 from .._domain.erasure import Scrubber
 
-__all__ = ["scrubbed_columns", "without_sources"]
+__all__ = ["scrubbed_columns", "scrubbed_json", "without_sources"]
+
+
+def scrubbed_json(held: str | None, scrub: Scrubber) -> str | None:
+    """A JSON value as a row holds it (``meta``) with every name replaced; decoded only
+    where a name may be (``Scrubber.may_change_json``), and returned as it was, byte for
+    byte, when it held none."""
+    if held is not None and scrub.may_change_json(held):
+        value = json.loads(held)
+        if (clean := scrub.value(value)) != value:
+            return json.dumps(clean, sort_keys=True, ensure_ascii=False)
+    return held
 
 
 def scrubbed_columns(
@@ -18,11 +29,7 @@ def scrubbed_columns(
     of them held one. Sources that become one are kept once, in their first place. JSON
     is decoded only where a name may be (``Scrubber.may_change_json``: most rows name
     none), and one that held none is returned as it was, byte for byte."""
-    new_text, new_meta, new_sources = scrub(text), meta, sources
-    if meta is not None and scrub.may_change_json(meta):
-        held = json.loads(meta)
-        if (clean := scrub.value(held)) != held:
-            new_meta = json.dumps(clean, sort_keys=True, ensure_ascii=False)
+    new_text, new_meta, new_sources = scrub(text), scrubbed_json(meta, scrub), sources
     if sources is not None and scrub.may_change_json(sources):
         cited = json.loads(sources)
         if (kept := list(dict.fromkeys(scrub(source) for source in cited))) != cited:

@@ -10,45 +10,41 @@ as a turn's text and a claim's metadata do.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from .._domain.entities import entity_key
 from .._domain.erasure import Scrubber
+from ._scrubbed_claims import scrubbed_json
 
 __all__ = ["MARKS", "mark_changes", "spoken_by"]
 
 MARKS = "(b.speaker IS NOT NULL OR b.meta IS NOT NULL)"
 """The marks that hold any text (``b``: ``extraction_backlog``)."""
 
-Mark = tuple[int, "str | None", "str | None"]
-"""``(turn rowid or id, speaker, meta)``."""
+Mark = tuple[str, int, "str | None", "str | None"]
+"""``(turn id, turn rowid, speaker, meta)``, as both stores read a subtree's marks."""
 
 
-def spoken_by(marks: Iterable[tuple[str, str | None, str | None]], keys: Sequence[str]) -> list[str]:
-    """Of ``(turn id, speaker, meta)`` marks, the turns a name folding to one of ``keys`` said."""
+def spoken_by(marks: Iterable[Mark], keys: Sequence[str]) -> list[str]:
+    """The ids of the turns a name folding to one of ``keys`` said."""
     wanted = set(keys)
-    return [turn for turn, speaker, _ in marks if speaker is not None and entity_key(speaker) in wanted]
+    return [turn for turn, _, speaker, _ in marks if speaker is not None and entity_key(speaker) in wanted]
 
 
 def mark_changes(
     marks: Iterable[Mark], keys: Sequence[str], scrubber: Scrubber,
 ) -> tuple[list[int], list[tuple[str | None, str | None, int]]]:
-    """Of ``(turn rowid, speaker, meta)`` marks left after the erasure: the rowids whose
-    mark goes (the subject said them) and ``(speaker, meta, rowid)`` for those scrubbed."""
+    """Of the marks of turns the erasure left: the rowids whose mark goes (the subject
+    said them) and ``(speaker, meta, rowid)`` for those scrubbed."""
     wanted = set(keys)
     dropped: list[int] = []
     changed: list[tuple[str | None, str | None, int]] = []
-    for rowid, speaker, meta in marks:
+    for _, rowid, speaker, meta in marks:
         if speaker is not None and entity_key(speaker) in wanted:
             dropped.append(rowid)
             continue
         new_speaker = None if speaker is None else scrubber(speaker)
-        new_meta = meta
-        if meta is not None and scrubber.may_change_json(meta):
-            held = json.loads(meta)
-            if (clean := scrubber.value(held)) != held:
-                new_meta = json.dumps(clean, sort_keys=True, ensure_ascii=False)
+        new_meta = scrubbed_json(meta, scrubber)
         if (new_speaker, new_meta) != (speaker, meta):
             changed.append((new_speaker, new_meta, rowid))
     return dropped, changed

@@ -24,7 +24,7 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
-from .._waiting_marks import MARKS, mark_changes, spoken_by
+from .._waiting_marks import MARKS, Mark, mark_changes, spoken_by
 from . import _sql
 from ._archive import Archive
 from ._writes import content_hash, slot_lock
@@ -61,12 +61,12 @@ class Forgetting(Archive):
         if not self._read_only:
             self._ensure_tables(writer, "tombstones", FORGET_DDL)
 
-    def _marks(self, conn: Any, scope: Scope, column: str) -> list[Any]:
-        """``(column, speaker, meta)`` of the subtree's waiting turns whose mark holds text."""
+    def _marks(self, conn: Any, scope: Scope) -> list[Mark]:
+        """The marks of the subtree's waiting turns that hold text (``Mark``)."""
         where, params = _sql.scope_subtree(scope, "e.")
-        return list(self._exec(conn, (
-            f"SELECT {column}, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
-            f" ON e.rowid = b.episode_rowid WHERE {where} AND {MARKS}"), params).fetchall())
+        return [tuple(r) for r in self._exec(conn, (
+            "SELECT e.id, b.episode_rowid, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
+            f" ON e.rowid = b.episode_rowid WHERE {where} AND {MARKS}"), params).fetchall()]
 
     def erase_subject(
         self, scope: Scope, keys: Sequence[str], names: Sequence[str], tombstone: Tombstone,
@@ -111,7 +111,8 @@ class Forgetting(Archive):
             cited = set(ids("SELECT source FROM claim_sources WHERE claim_rowid = ANY(%s)",
                             [picked]))
             cited.update(s for r in archived if r[2] for s in json.loads(r[2]))
-            cited.update(spoken_by(self._marks(conn, scope, "e.id"), keys))  # its words, waiting
+            waiting = self._marks(conn, scope)
+            cited.update(spoken_by(waiting, keys))  # its words, waiting
             cited -= set(ids(  # a turn another claim still cites stays
                 "SELECT source FROM claim_sources WHERE NOT claim_rowid = ANY(%s)"
                 " AND source = ANY(%s) UNION SELECT s FROM claims_archive a,"
@@ -134,7 +135,8 @@ class Forgetting(Archive):
                 self._exec(conn, f"DELETE FROM {table} WHERE {where} AND {named}",
                            [*params, keys, keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
-            dropped, changed = mark_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
+            erased_turns = set(episode_ids)
+            dropped, changed = mark_changes([m for m in waiting if m[0] not in erased_turns], keys, scrubber)
             self._exec(conn, "DELETE FROM extraction_backlog WHERE episode_rowid = ANY(%s)", [dropped])
             for new_speaker, new_meta, rowid in changed:
                 self._exec(conn, "UPDATE extraction_backlog SET speaker = %s, meta = %s"

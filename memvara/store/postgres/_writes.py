@@ -27,6 +27,7 @@ from ..._domain.salience import reinforced_storage, retrievability
 from ..._domain.time import from_micros, to_micros
 from ..._errors import DimensionMismatchError, StoreError
 from ...schema import Cardinality, PredicateSpec, Volatility
+from .._waiting_marks import MARKS
 from ..sqlite._rows import INSERT_COLUMNS, claim_row, claim_rowid, decode_claim, ended, new_id, retired
 from ..sqlite._rows import scope_levels, scope_of, with_id
 from . import _sql
@@ -423,7 +424,7 @@ class Writes(Connections):
         """Who said these waiting turns, and their call's meta; see ``Store.unextracted_marks``."""
         return {str(eid): (speaker, meta) for eid, speaker, meta in self._query(
             "SELECT e.id, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
-            " ON e.rowid = b.episode_rowid WHERE (b.speaker IS NOT NULL OR b.meta IS NOT NULL)"
+            f" ON e.rowid = b.episode_rowid WHERE {MARKS}"
             " AND e.id = ANY(%s)", [list(episode_ids)])}
 
     def unextracted_episodes(self, scope: Scope, limit: int) -> list[Episode]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from ..._domain.model import Episode, Scope
 from ..._domain.time import from_micros
+from .._waiting_marks import MARKS
 from . import _sql
 from ._core import StoreCore
 from ._rows import scope_of
@@ -48,7 +49,7 @@ class Backlog(StoreCore):
         """Who said these waiting turns, and their call's meta; see ``Store.unextracted_marks``."""
         rows = self._write_side_query(
             "SELECT e.id, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
-            " ON e.rowid = b.episode_rowid WHERE (b.speaker IS NOT NULL OR b.meta IS NOT NULL)"
+            f" ON e.rowid = b.episode_rowid WHERE {MARKS}"
             " AND e.id IN (SELECT value FROM json_each(?))", [json.dumps(list(episode_ids))])
         return {str(eid): (speaker, meta) for eid, speaker, meta in rows}
 

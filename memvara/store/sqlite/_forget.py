@@ -23,7 +23,7 @@ from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
 from .._scrubbed_claims import scrubbed_columns
-from .._waiting_marks import MARKS, mark_changes, spoken_by
+from .._waiting_marks import MARKS, Mark, mark_changes, spoken_by
 from . import _sql
 from ._episodes import content_hash
 from ._erasure import Erasure
@@ -78,7 +78,8 @@ class Forgetting(Erasure):
             cited.update(r[0] for r in conn.execute(
                 f"SELECT s.value FROM claims_archive a, json_each(a.sources) s WHERE {where}"
                 f" AND {named} AND a.sources IS NOT NULL", [*params, *keys, *keys]))
-            cited.update(spoken_by(self._marks(conn, scope, "e.id"), keys))  # its words, waiting
+            waiting = self._marks(conn, scope)
+            cited.update(spoken_by(waiting, keys))  # its words, waiting
             wanted = json.dumps(sorted(cited))
             cited -= {r[0] for r in conn.execute(  # a turn another claim still cites stays
                 f"SELECT source FROM claim_sources WHERE claim_rowid NOT IN {picked}"
@@ -105,7 +106,8 @@ class Forgetting(Erasure):
                 conn.execute(f"DELETE FROM {table} WHERE {where} AND {named}",
                              [*params, *keys, *keys]).rowcount for table in ("reviews", "evidence"))
             self._scrub_grounds(conn, where, params, scrubber)
-            self._scrub_marks(conn, scope, keys, scrubber)
+            erased_turns = set(episode_ids)
+            self._scrub_marks(conn, [m for m in waiting if m[0] not in erased_turns], keys, scrubber)
             scrubbed, scrubbed_slots = self._scrub_turns(conn, where, params, scrubber)
             mentions, mention_slots = self._scrub_claims(conn, where, params, scrubber)
             erased = {
@@ -159,18 +161,19 @@ class Forgetting(Erasure):
                 conn.execute("UPDATE evidence SET ground = ? WHERE rowid = ?", (new, rowid))
 
     @staticmethod
-    def _marks(conn: sqlite3.Connection, scope: Scope, column: str) -> list[Any]:
-        """``(column, speaker, meta)`` of the subtree's waiting turns whose mark holds text."""
+    def _marks(conn: sqlite3.Connection, scope: Scope) -> list[Mark]:
+        """The marks of the subtree's waiting turns that hold text (``Mark``)."""
         where, params = _sql.scope_subtree(scope, "e.")
         return conn.execute(
-            f"SELECT {column}, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
+            "SELECT e.id, b.episode_rowid, b.speaker, b.meta FROM extraction_backlog b JOIN episodes e"
             f" ON e.rowid = b.episode_rowid WHERE {where} AND {MARKS}", params).fetchall()
 
+    @staticmethod
     def _scrub_marks(
-        self, conn: sqlite3.Connection, scope: Scope, keys: Sequence[str], scrubber: Scrubber,
+        conn: sqlite3.Connection, marks: list[Mark], keys: Sequence[str], scrubber: Scrubber,
     ) -> None:
-        """The marks left: one the subject said goes, the others lose its names."""
-        dropped, changed = mark_changes(self._marks(conn, scope, "b.episode_rowid"), keys, scrubber)
+        """The marks of turns left: one the subject said goes, the others lose its names."""
+        dropped, changed = mark_changes(marks, keys, scrubber)
         conn.executemany("DELETE FROM extraction_backlog WHERE episode_rowid = ?", [(r,) for r in dropped])
         conn.executemany("UPDATE extraction_backlog SET speaker = ?, meta = ? WHERE episode_rowid = ?",
                          changed)
