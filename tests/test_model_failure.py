@@ -4,12 +4,17 @@ later, once."""
 
 from __future__ import annotations
 
+import io
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 
 import pytest
 
-from memvara import Claim, Episode, ExtractionPendingError, LLMError, Memvara, NullLLM, WriteReceipt
+from memvara import (
+    Claim, Episode, ExtractionPendingError, LLMError, Memvara, NullLLM, WriteReceipt, export_jsonl,
+    import_jsonl,
+)
 from memvara.telemetry import MemoryRecorder
 
 from .conftest import Clock, FakeLLM
@@ -137,6 +142,40 @@ def test_waiting_turns_are_found_beneath_the_scope_and_erased_with_it(clock: Clo
         mem.purge(user="bob")  # erased turns leave no mark to read
         assert mem.retry_extraction().added == ()
         assert len(llm.extract_calls) == 4
+
+
+def test_an_export_carries_the_waiting_turns_to_the_store_that_imports_it(clock: Clock) -> None:
+    llm = FakeLLM({"my cat is called Miso": [("user", "has_pet", "Miso")],
+                   "my dog is called Rex": [("user", "has_pet", "Rex")]})
+    llm.fail = True
+    out = io.StringIO()
+    with Memvara(clock=clock, llm=llm) as mem:
+        with pytest.raises(ExtractionPendingError):
+            mem.add([{"role": "user", "name": "Bruno", "content": "my dog is called Rex"},
+                     {"role": "user", "content": "my cat is called Miso"}],
+                    user="ann", session="s1", meta={"channel": "slack"})
+        with pytest.raises(ExtractionPendingError):
+            mem.add("my cat is called Miso", user="bob")
+        assert export_jsonl(mem, out)["waiting"] == 3
+        ann = io.StringIO()
+        assert export_jsonl(mem.scope(user="ann"), ann)["waiting"] == 2  # the subtree's only
+    marks = [json.loads(line) for line in out.getvalue().splitlines()
+             if '"type":"waiting"' in line]
+    assert [(m["speaker"], m["meta"], m["reason"]) for m in marks] == [
+        ("Bruno", {"channel": "slack"}, "TimeoutError"),
+        (None, {"channel": "slack"}, "TimeoutError"), (None, None, "TimeoutError")]
+    llm.fail = False
+    with Memvara(clock=clock, llm=llm) as other:
+        assert import_jsonl(other, io.StringIO(out.getvalue()))["waiting"] == 3
+        again = io.StringIO()
+        export_jsonl(other, again)
+        assert again.getvalue().splitlines()[1:] == out.getvalue().splitlines()[1:]  # as they were
+        retried = other.retry_extraction()
+        assert sorted((c.text, c.scope.user, tuple(c.meta.items())) for c in retried.added) == [
+            ("Bruno has pet Rex", "ann", (("channel", "slack"),)),
+            ("ann has pet Miso", "ann", (("channel", "slack"),)),
+            ("bob has pet Miso", "bob", ())]
+        assert other.retry_extraction().added == ()
 
 
 def test_a_memory_with_no_model_cannot_retry(clock: Clock, db_path: str) -> None:

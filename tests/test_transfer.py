@@ -33,7 +33,8 @@ from memvara import (
     export_jsonl,
     import_jsonl,
 )
-from memvara._write import jsonl, restore
+from memvara._domain.time import to_micros
+from memvara._write import jsonl, jsonl_lines, restore
 from memvara.store.base import ClaimRecord, TransferStore
 from tests.conftest import AUG, JAN, JUL, MAR, NOW, SEP, Clock
 from tests.store_without import store_without
@@ -64,6 +65,11 @@ def rich(clock: Clock, path: str = ":memory:") -> Memvara:
     clock.advance(days=2)
     ann.remember("user", "speaks", "Ido")  # reinforced
     ann.add("I live in Porto")  # a turn, and a claim citing it
+    ann.add("my cat naps on the piano all day")  # a turn the rules do not read
+    (nap,) = [e.id for e in ann.episodes() if e.content.startswith("my cat")]
+    # ... which a model failed on: marked as add() marks it (here no model is at hand)
+    mem.store.mark_unextracted([nap], to_micros(clock(), "at"), "TimeoutError",
+                               {nap: "Ann Lee"}, '{"channel":"slack"}')
     ann.remember("Big Blue", "works_at", "Kovac\u2028Labs\x01")
     ann.alias_entity("Big Blue", "IBM")
     ann.backfill_entities(dry_run=False)
@@ -119,13 +125,13 @@ def fresh(clock: Clock) -> Iterator[Memvara]:
 # -- round trips ------------------------------------------------------------------------
 def test_the_file_carries_every_kind_of_row(text: str) -> None:
     header, *records = [json.loads(line) for line in text.splitlines()]
-    assert header["format"] == "memvara" and header["version"] == 2
+    assert header["format"] == "memvara" and header["version"] == 3
     assert header["exported_at"].endswith("+00:00")
     assert header["scope"] == {"tenant": None, "user": None, "agent": None, "session": None}
     kinds = [r["type"] for r in records]
-    assert kinds == sorted(kinds, key=list(jsonl.KINDS).index)  # predicates ... claims
-    assert header["counts"] == jsonl.reported(
-        {name: kinds.count(kind) for kind, name in jsonl.KINDS.items()})
+    assert kinds == sorted(kinds, key=list(jsonl_lines.KINDS).index)  # predicates ... claims
+    assert header["counts"] == jsonl_lines.reported(
+        {name: kinds.count(kind) for kind, name in jsonl_lines.KINDS.items()})
     assert header["counts"]["predicates"] == 1 and header["counts"]["aliases"] == 1
     claims = [r for r in records if r["type"] == "claim"]
     assert {c["state"] for c in claims} == set(STATES)
@@ -197,7 +203,8 @@ def test_imported_rows_are_searchable_by_text_and_vector(
     claims = ann.get_all(states=STATES)
     slots = [int(c.id[1:].split("-")[0]) for c in claims]
     assert (store.vectors(slots) == fresh.embedder.encode([c.text for c in claims])).all()
-    assert [e.content for e in ann.episodes()] == ["I live in Porto"]
+    assert sorted(e.content for e in ann.episodes()) == [
+        "I live in Porto", "my cat naps on the piano all day"]
 
 
 def test_import_settles_nothing(clock: Clock) -> None:
@@ -234,7 +241,10 @@ def test_a_scope_exports_its_subtree_and_its_owners_aliases(source: Memvara) -> 
     assert len(ann) < len(acme) < len(record_lines(exported(source)))
     assert [json.loads(x)["type"] for x in ann].count("alias") == 1
     assert [json.loads(x)["type"] for x in helper] == ["predicate", "claim"]  # no aliases
-    assert all(json.loads(x).get("scope", {}).get("tenant") == "acme" for x in acme[1:])
+    records = [json.loads(x) for x in acme[1:]]
+    assert all(r["scope"]["tenant"] == "acme" for r in records if r["type"] != "waiting")
+    (waiting,) = [r["episode"] for r in records if r["type"] == "waiting"]  # a mark of ann's turn
+    assert waiting in {r["id"] for r in records if r["type"] == "episode"}
 
 
 def test_rows_keep_their_scopes_and_must_lie_in_the_importers(
@@ -265,7 +275,7 @@ def test_export_to_a_path_replaces_the_file_whole_or_not_at_all(
     path = tmp_path / "out.jsonl"
     path.write_text("the old export\n", encoding="utf-8")
     calls = 0
-    real = jsonl.claim_line
+    real = jsonl_lines.claim_line
 
     def failing(record: Any) -> str:
         nonlocal calls
@@ -274,12 +284,12 @@ def test_export_to_a_path_replaces_the_file_whole_or_not_at_all(
             raise OSError("disk full")
         return real(record)
 
-    monkeypatch.setattr(jsonl, "claim_line", failing)
+    monkeypatch.setattr(jsonl_lines, "claim_line", failing)
     with pytest.raises(OSError, match="disk full"):
         export_jsonl(source, path)
     assert path.read_text(encoding="utf-8") == "the old export\n"
     assert os.listdir(tmp_path) == ["out.jsonl"]  # no temporary file left behind
-    monkeypatch.setattr(jsonl, "claim_line", real)
+    monkeypatch.setattr(jsonl_lines, "claim_line", real)
     export_jsonl(source, os.fspath(path))
     assert path.read_text(encoding="utf-8") == exported(source)
 
@@ -421,6 +431,13 @@ BAD: dict[str, tuple[Edit, str]] = {
     "a storage strength of -1": (internal(storage=-1), "claim.internal.storage: must be from"),
     "a subject key that is blank": (internal(subject_key=""), "internal.subject_key: must not"),
     "an episode without content": (drop("episode", "content"), "episode: missing field 'content'"),
+    "a waiting turn the file lacks": (edit("waiting", episode="e-gone"),
+                                      "waiting turn 'e-gone': the file has no episode"),
+    "a waiting turn failed at no time": (edit("waiting", failed_at=None), "waiting.failed_at"),
+    "a waiting meta that is a list": (edit("waiting", meta=[1]), "waiting.meta: expected an"),
+    "a waiting meta holding NaN": (edit("waiting", meta={"x": float("nan")}), "meta: must be"),
+    "a waiting speaker of 5": (edit("waiting", speaker=5), "waiting.speaker: expected a string"),
+    "a waiting turn with no reason": (drop("waiting", "reason"), "waiting: missing field"),
     "an episode at no time": (edit("episode", ts=None), "episode.ts: expected an ISO-8601"),
     "an episode with a role of 5": (edit("episode", role=5), "episode.role: expected a string"),
     "an alias below its user": (edit("alias", scope={"tenant": "acme", "user": "ann",
@@ -465,12 +482,12 @@ FILES: dict[str, tuple[Callable[[str], str], int, str]] = {
     "a header that is a list": (lambda t: "[]\n" + t, 1, "not a memvara export: line 1"),
     "another format's header": (lambda t: t.replace('"memvara"', '"mem0"', 1), 1,
                                 "not a memvara export: its format is 'mem0'"),
-    "a newer version": (lambda t: t.replace('"version":2', '"version":3', 1), 1,
-                        r"written by a newer memvara \(export version 3\); this one reads"
-                        " version 2: upgrade memvara"),
-    "a version that is text": (lambda t: t.replace('"version":2', '"version":"2"', 1), 1,
+    "a newer version": (lambda t: t.replace('"version":3', '"version":4', 1), 1,
+                        r"written by a newer memvara \(export version 4\); this one reads"
+                        " version 3: upgrade memvara"),
+    "a version that is text": (lambda t: t.replace('"version":3', '"version":"3"', 1), 1,
                                "header.version: expected a positive integer"),
-    "a header with another key": (lambda t: t.replace('"version":2', '"version":2,"x":0', 1),
+    "a header with another key": (lambda t: t.replace('"version":3', '"version":3,"x":0', 1),
                                   1, "header: unknown field 'x'"),
     "a header count that is text": (lambda t: t.replace('"predicates":1', '"predicates":"1"', 1),
                                     1, "header.counts.predicates: expected a count"),
@@ -484,6 +501,9 @@ FILES: dict[str, tuple[Callable[[str], str], int, str]] = {
     "a duplicate alias": (lambda t: t + next(x for x in t.splitlines(keepends=True)
                                              if '"type":"alias"' in x), -1,
                           "alias 'big blue' of tenant=acme/user=ann appears twice"),
+    "a duplicate waiting mark": (lambda t: t + next(x for x in t.splitlines(keepends=True)
+                                                    if '"type":"waiting"' in x), -1,
+                                 "waiting 'e[^']*' appears twice"),
     "a duplicate predicate": (lambda t: t + next(x for x in t.splitlines(keepends=True)
                                                  if '"type":"predicate"' in x), -1,
                               "predicate 'mentors' appears twice"),
@@ -530,7 +550,8 @@ def test_an_id_the_store_holds_is_refused_not_overwritten(text: str, fresh: Memv
                        " is already in the store"):
         import_jsonl(fresh, io.StringIO(text))
     claims = [objects[0], *(o for o in objects if o.get("type") == "claim")]
-    claims[0]["counts"] = {**claims[0]["counts"], "episodes": 0, "aliases": 0, "predicates": 0}
+    claims[0]["counts"] = {**claims[0]["counts"], "episodes": 0, "waiting": 0, "aliases": 0,
+                           "predicates": 0}
     with pytest.raises(ImportConflictError, match=f"line 2: claim '{claims[1]['id']}'"
                        " is already in the store") as caught:
         import_jsonl(fresh, io.StringIO(joined(claims)))
@@ -649,7 +670,7 @@ def test_the_writer_matches_to_dict(source: Memvara) -> None:
     store = source.store
     assert isinstance(store, SQLiteStore)
     for record in store.dump_claims(source.default_scope):
-        line = json.loads(jsonl.claim_line(record))
+        line = json.loads(jsonl_lines.claim_line(record))
         line.pop("internal", None)
         assert line.pop("type") == "claim"
         expected = record.claim.to_dict()
@@ -687,7 +708,8 @@ def test_the_memos_start_over_when_full(
     source: Memvara, text: str, fresh: Memvara, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(jsonl, "_MEMO", 2)
-    monkeypatch.setattr(jsonl, "_isos", {})
+    monkeypatch.setattr(jsonl_lines, "_MEMO", 2)
+    monkeypatch.setattr(jsonl_lines, "_isos", {})
     assert exported(source) == text
     import_jsonl(fresh, io.StringIO(text))
     assert record_lines(exported(fresh)) == record_lines(text)
@@ -709,11 +731,21 @@ def test_a_row_taken_while_the_file_was_encoded_is_refused(
     assert rows(fresh)["claims"] == 1
 
 
+def test_a_version_2_file_reads_with_no_turn_waiting(text: str, fresh: Memvara) -> None:
+    objects = [o for o in lines(text) if o.get("type") != "waiting"]  # what 2 wrote
+    objects[0]["version"] = 2
+    del objects[0]["counts"]["waiting"]
+    counts = import_jsonl(fresh, io.StringIO(joined(objects)))
+    assert "waiting" not in counts and counts["episodes"] == 2
+    assert '"type":"waiting"' not in exported(fresh)
+
+
 def test_a_file_of_turns_alone(source: Memvara, fresh: Memvara) -> None:
     objects = [o for o in lines(exported(source)) if o.get("type") in (None, "episode")]
-    objects[0]["counts"] = {**objects[0]["counts"], "claims": 0, "aliases": 0, "predicates": 0}
+    objects[0]["counts"] = {**objects[0]["counts"], "claims": 0, "aliases": 0, "predicates": 0,
+                            "waiting": 0}
     assert import_jsonl(fresh, io.StringIO(joined(objects))) == {
-        "predicates": 0, "aliases": 0, "episodes": 1, "claims": 0}
+        "predicates": 0, "aliases": 0, "episodes": 2, "claims": 0}
 
 
 def test_the_store_refuses_what_it_cannot_restore(source: Memvara, fresh: Memvara) -> None:

@@ -484,7 +484,7 @@ def test_an_export_carries_each_claims_actor_and_the_import_is_logged(tmp_path: 
         assert [(r[2], r[3]) for r in records(target)] == [("migrator", "import_jsonl")]
         with pytest.raises(InvalidArgumentError, match="actor"):
             import_jsonl(target, str(path), actor="")
-    old = text.replace('"version":2', '"version":1', 1).replace(',"internal":{"actor":"importer"}', "")
+    old = text.replace('"version":3', '"version":1', 1).replace(',"internal":{"actor":"importer"}', "")
     assert old != text and '"actor"' not in old
     with Memvara(clock=clock) as target:  # a version 1 file: the importer wrote them
         import_jsonl(target, __import__("io").StringIO(old), actor="migrator")

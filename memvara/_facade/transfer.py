@@ -1,5 +1,6 @@
 """``export_jsonl`` and ``import_jsonl``: a memory's rows out to a JSON Lines file and
-back, lossless (the format is in ``_write/jsonl.py``, the import in ``_write/restore.py``)."""
+back, lossless (the format is in ``_write/jsonl_lines.py``, its reading in ``_write/jsonl.py``,
+the import in ``_write/restore.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .._domain.model import Scope
 from .._domain.time import from_micros
 from .._errors import InvalidArgumentError
 from .._write import jsonl as _format
+from .._write import jsonl_lines as _lines
 from .._write.restore import restore_records, unsupported
 from ..schema import BUILTIN_PREDICATES
 from ..store.base import GovernanceTransferStore, TransferStore
@@ -45,10 +47,11 @@ def export_jsonl(
     predicates (the schema is store-wide), as JSON Lines; ``import_jsonl`` reads it back,
     losslessly.
 
-    The first line is a header, ``{"format": "memvara", "version": 2, "exported_at": ...,
+    The first line is a header, ``{"format": "memvara", "version": 3, "exported_at": ...,
     "scope": {...}, "counts": {...}}``; then one record a line, each an object with a
-    ``type``: ``predicate``, ``alias``, ``episode`` (``Episode.to_dict()``) and ``claim``
-    (``Claim.to_dict()``, with an ``internal`` object where the store keeps more: the
+    ``type``: ``predicate``, ``alias``, ``episode`` (``Episode.to_dict()``), ``waiting``
+    (a turn the model failed on, still waiting for ``retry_extraction()``: when and why,
+    who said it, its call's meta) and ``claim`` (``Claim.to_dict()``, with an ``internal`` object where the store keeps more: the
     entity key it is filed under when that is not its subject's fold, the claim that
     ended it, its earlier ends, its storage strength). Records come in that order, each type
     oldest first, so one store exports the same bytes every time (but for
@@ -70,7 +73,8 @@ def export_jsonl(
 
     Returns:
         How many ``predicates``, ``aliases``, ``episodes`` and ``claims`` were written,
-        and how many ``archived`` claims, ``tombstones`` and ``log`` records when any were.
+        and how many ``waiting`` turns, ``archived`` claims, ``tombstones`` and ``log``
+        records when any were.
 
     Raises:
         InvalidArgumentError: ``mem`` or ``out`` is not one of those (a binary stream, a
@@ -131,12 +135,13 @@ def _write(core: Core, scope: Scope, out: IO[str], include_log: bool) -> dict[st
         counts = {"predicates": len(predicates), **store.dump_counts(scope),
                   **{kind: len(lines) for kind, lines in governance.items()}}
         lines: Iterator[str] = iter([
-            _format.header_line(scope, from_micros(core.writer.now()), counts),
-            *map(_format.predicate_line, predicates),
-            *map(_format.alias_line, store.dump_aliases(scope)),
+            _lines.header_line(scope, from_micros(core.writer.now()), counts),
+            *map(_lines.predicate_line, predicates),
+            *map(_lines.alias_line, store.dump_aliases(scope)),
         ])
-        for chunk in (lines, map(_format.episode_line, store.dump_episodes(scope)),
-                      map(_format.claim_line, store.dump_claims(scope)),
+        for chunk in (lines, map(_lines.episode_line, store.dump_episodes(scope)),
+                      map(_lines.waiting_line, store.dump_waiting(scope)),
+                      map(_lines.claim_line, store.dump_claims(scope)),
                       *(iter(governance[kind]) for kind in
                         ("archived", "tombstones", "reviews", "evidence", "log"))):
             batch: list[str] = []
@@ -146,7 +151,7 @@ def _write(core: Core, scope: Scope, out: IO[str], include_log: bool) -> dict[st
                     out.write("".join(batch))
                     batch.clear()
             out.write("".join(batch))
-    return _format.reported(counts)
+    return _lines.reported(counts)
 
 
 def import_jsonl(
@@ -215,14 +220,14 @@ def _governance_lines(store: object, scope: Scope, include_log: bool) -> dict[st
     log: list[str] = []
     if include_log:
         mine = store.log_identity()
-        log = [_format.log_line(mine, r) for r in store.log_records(0, 2**62)]
-        log += [_format.log_line(source, r) for source, r in store.foreign_logs()]
+        log = [_lines.log_line(mine, r) for r in store.log_records(0, 2**62)]
+        log += [_lines.log_line(source, r) for source, r in store.foreign_logs()]
     return {
-        "archived": [_format.archived_line(r, at) for r, at in store.dump_archived(scope)],
-        "tombstones": [_format.tombstone_line(t) for t in store.tombstones()
+        "archived": [_lines.archived_line(r, at) for r, at in store.dump_archived(scope)],
+        "tombstones": [_lines.tombstone_line(t) for t in store.tombstones()
                        if scope.holds(Scope.from_dict(t["scope"]))],
-        "reviews": [_format.review_line(r) for r in reviews if "ground" not in r],
-        "evidence": [_format.review_line(r) for r in reviews if "ground" in r],
+        "reviews": [_lines.review_line(r) for r in reviews if "ground" not in r],
+        "evidence": [_lines.review_line(r) for r in reviews if "ground" in r],
         "log": log,
     }
 

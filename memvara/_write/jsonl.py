@@ -1,34 +1,17 @@
-"""The export file: each record to its JSON line, and a file's lines back to records.
+"""The export file read back: a file's lines to checked records (``jsonl_lines.py``
+writes them, and says what the format holds).
 
-A file is JSON Lines: a header, ``{"format": "memvara", "version": 2, "exported_at":
-..., "scope": {...}, "counts": {...}}``, then one record a line. Versions 1 and 2 have four
-record types, in this order: ``predicate`` (learned schema), ``alias`` (learned entity
-names), ``episode`` (turns, oldest first) and ``claim`` (every state, oldest first). A
-claim line is ``Claim.to_dict()`` with ``"type": "claim"`` in front and, where the store
-keeps something ``Claim`` does not show, an ``internal`` object after it:
-``subject_key`` (when it is not the subject's own key), ``ended_by``, ``storage``,
-``observed_at`` and ``closures`` (earlier ends). Version 2 adds ``actor`` there (who
-wrote the claim, as the write log names them), and three record types after the claims:
-``archived`` (a claim line of ``prune()``'s archive, with ``archived_at``), ``tombstone``
-(``forget_subject()``'s), ``review`` and ``evidence`` (the review queue's, instants in
-microseconds) and ``log`` (the write log's records, exported from the root
-scope only, each with the ``store`` whose chain it is); version 1 files are still read.
-Reading
-checks every line before anything is written, so a bad line costs nothing but the error
-naming it.
-
-Both directions run once a record in an export of 100,000 claims, so each has its own
-path rather than ``to_dict()``/``from_dict()`` (which they match, and a test holds them
-to): an instant in the form this module writes is parsed by ``fromisoformat`` (~0.2 us,
-against ~1.6 us through ``parse_instant``'s pattern), and a file's repeated instants and
-scopes are parsed once.
+Reading checks every line before anything is written, so a bad line costs nothing but
+the error naming it. An instant in the form the writer uses is parsed by
+``fromisoformat`` (~0.2 us, against ~1.6 us through ``parse_instant``'s pattern), and a
+file's repeated instants and scopes are parsed once.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -36,29 +19,13 @@ from typing import Any
 from .._domain import args as _args
 from .._domain.entities import entity_key
 from .._domain.model import Claim, Episode, Scope, assemble_claim
-from .._domain.time import from_micros, iso, parse_instant, to_micros
+from .._domain.time import parse_instant, to_micros
 from .._errors import InvalidArgumentError, InvalidExportError
 from ..schema import Cardinality, PredicateSpec, Volatility
-from ..store.base import AliasRecord, ClaimRecord, Closure, LogRecord
+from ..store.base import AliasRecord, ClaimRecord, Closure, LogRecord, WaitingMark
+from .jsonl_lines import FORMAT, KINDS, OPTIONAL, VERSION
 
-__all__ = [
-    "FORMAT", "KINDS", "VERSION", "Records", "alias_line", "archived_line", "claim_line",
-    "episode_line", "header_line", "log_line", "predicate_line", "read_records", "reported",
-    "review_line", "tombstone_line",
-]
-
-FORMAT = "memvara"
-"""The header's ``format``: what says a file is a memvara export."""
-VERSION = 2
-"""The export format this memvara writes, and the newest it reads (2: claims carry
-their ``actor``)."""
-KINDS = {"predicate": "predicates", "alias": "aliases", "episode": "episodes", "claim": "claims",
-         "archived": "archived", "tombstone": "tombstones", "review": "reviews",
-         "evidence": "evidence", "log": "log"}
-"""Each record type, in file order, and its key in the header's ``counts`` (version 1
-files count only the first four)."""
-_GOVERNANCE = frozenset(("archived", "tombstones", "reviews", "evidence", "log"))
-"""The counts version 2 added: absent from a version 1 header, read as 0."""
+__all__ = ["Records", "read_records"]
 
 _CLAIM_KEYS = frozenset(f.name for f in fields(Claim))
 _EPISODE_KEYS = frozenset(f.name for f in fields(Episode))
@@ -77,145 +44,11 @@ _REVIEW_KEYS = frozenset(("id", "scope", "subject", "subject_key", "predicate", 
                           "decided_by", "claim"))
 _EVIDENCE_KEYS = frozenset(("review", "scope", "subject_key", "predicate", "object_key",
                             "polarity", "ground", "observed_at", "actor"))
+_WAITING_KEYS = frozenset(("episode", "failed_at", "reason", "speaker", "meta"))
 _MEMO = 1 << 16
-"""Instants and scopes a reader or the writer keeps parsed at once."""
-
-_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""One encoder for every line (``json.dumps`` with options builds one a call)."""
+"""Instants and scopes a reader keeps parsed at once."""
 
 
-def _encode(data: Mapping[str, Any]) -> str:
-    """``data`` as JSON text: UTF-8 as itself, except the three characters that JSON
-    leaves raw but ``str.splitlines()`` breaks a line at (NEL, U+2028, U+2029), escaped,
-    so a reader splitting the file naively still gets one record a line."""
-    text = _json(data)
-    if not text.isascii():
-        text = text.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace(
-            "\u2029", "\\u2029")
-    return text
-
-
-# -- writing ------------------------------------------------------------------------------
-_isos: dict[datetime, str] = {}
-
-
-def _iso(value: datetime) -> str:
-    """``iso(value)``, remembered: a batch's claims share their instants."""
-    text = _isos.get(value)
-    if text is None:
-        if len(_isos) >= _MEMO:
-            _isos.clear()
-        text = _isos[value] = iso(value)
-    return text
-
-
-def _sorted(value: Any) -> Any:
-    """JSON with every object's keys in order: the store keeps meta sorted, except
-    where a backfill's ``json_set`` appended a key, and a line must not depend on that."""
-    if isinstance(value, Mapping):
-        return {str(key): _sorted(value[key]) for key in sorted(value)}
-    if isinstance(value, (list, tuple)):
-        return [_sorted(item) for item in value]
-    return value
-
-
-def reported(counts: Mapping[str, int]) -> dict[str, int]:
-    """A call's counts as export and import return them: the four kinds of version 1
-    always, the governance ones only when not zero (so a memory without any answers as
-    before)."""
-    return {kind: counts[kind] for kind in KINDS.values()
-            if kind not in _GOVERNANCE or counts[kind]}
-
-
-def header_line(scope: Scope, exported_at: datetime, counts: Mapping[str, int]) -> str:
-    """The first line of a file exporting ``scope``'s subtree."""
-    return _encode({"format": FORMAT, "version": VERSION, "exported_at": iso(exported_at),
-                    "scope": scope.to_dict(),
-                    "counts": reported(counts)}) + "\n"
-
-
-def predicate_line(spec: PredicateSpec) -> str:
-    """A learned predicate's line."""
-    return _encode({"type": "predicate", "name": spec.name,
-                    "cardinality": spec.cardinality.value, "volatility": spec.volatility.value,
-                    "aliases": list(spec.aliases)}) + "\n"
-
-
-def alias_line(alias: AliasRecord) -> str:
-    """A learned alias's line (its scope is its owner)."""
-    return _encode({"type": "alias", "scope": alias.owner.to_dict(), "alias": alias.alias_key,
-                    "entity": alias.entity_key, "learned_at": iso(from_micros(alias.learned_at)),
-                    "via": alias.via}) + "\n"
-
-
-def archived_line(record: ClaimRecord, archived_at: int) -> str:
-    """An archived claim's line: its claim line, typed ``archived``, with ``archived_at``."""
-    data = json.loads(claim_line(record))
-    return _encode({**data, "type": "archived", "archived_at": _iso(from_micros(archived_at))}) + "\n"
-
-
-def tombstone_line(tombstone: Mapping[str, Any]) -> str:
-    """A tombstone's line (``ForgetStore.tombstones()``'s dict, ``at`` as an instant)."""
-    return _encode({"type": "tombstone", **_sorted({**tombstone, "at": _iso(from_micros(
-        int(tombstone["at"])))})}) + "\n"
-
-
-def review_line(record: Mapping[str, Any]) -> str:
-    """A review's line, or (with a ``ground``) a piece of evidence's."""
-    kind = "evidence" if "ground" in record else "review"
-    return _encode({"type": kind, **_sorted(record)}) + "\n"
-
-
-def log_line(store: str, record: LogRecord) -> str:
-    """One write-log record of ``store``'s chain, as stored."""
-    seq, at, actor, action, body, digest = record
-    return _encode({"type": "log", "store": store, "seq": seq, "at": at, "actor": actor,
-                    "action": action, "body": body, "hash": digest}) + "\n"
-
-
-def episode_line(episode: Episode) -> str:
-    """A turn's line: ``Episode.to_dict()`` with its type."""
-    return _encode({"type": "episode", **episode.to_dict()}) + "\n"
-
-
-def claim_line(record: ClaimRecord) -> str:
-    """A claim's line: ``Claim.to_dict()`` with its type (meta's keys in order), and
-    ``internal`` when the store keeps anything there that is not its default."""
-    c = record.claim
-    data: dict[str, Any] = {
-        "type": "claim", "subject": c.subject, "predicate": c.predicate, "object": c.object,
-        "valid_from": None if c.valid_from is None else _iso(c.valid_from),
-        "valid_to": None if c.valid_to is None else _iso(c.valid_to),
-        "recorded_at": None if c.recorded_at is None else _iso(c.recorded_at),
-        "invalidated_at": None if c.invalidated_at is None else _iso(c.invalidated_at),
-        "invalidated_by": c.invalidated_by, "polarity": c.polarity,
-        "confidence": c.confidence, "memory_type": c.memory_type, "sources": list(c.sources),
-        "text": c.text, "extractor": c.extractor, "meta": _sorted(c.meta) if c.meta else {},
-        "scope": c.scope.to_dict(), "id": c.id,
-        "valid_to_known_at": None if c.valid_to_known_at is None else _iso(c.valid_to_known_at),
-        "observations": c.observations, "salience": c.salience, "state": c.state,
-    }
-    internal: dict[str, Any] = {}
-    if record.subject_key != entity_key(c.subject):
-        internal["subject_key"] = record.subject_key
-    if record.ended_by is not None:
-        internal["ended_by"] = record.ended_by
-    if record.storage != 1.0:
-        internal["storage"] = record.storage
-    if record.observed_at is not None:
-        internal["observed_at"] = _iso(from_micros(record.observed_at))
-    if record.closures:
-        internal["closures"] = [
-            {"known_at": _iso(from_micros(e.known_at)), "valid_to": _iso(from_micros(e.valid_to)),
-             "ended_by": e.ended_by} for e in record.closures]
-    if record.actor is not None:
-        internal["actor"] = record.actor
-    if internal:
-        data["internal"] = internal
-    return _encode(data) + "\n"
-
-
-# -- reading ------------------------------------------------------------------------------
 @dataclass
 class Records:
     """A file's records, and for each type the line each of its records came from."""
@@ -224,6 +57,7 @@ class Records:
     predicates: list[PredicateSpec] = field(default_factory=list)
     aliases: list[AliasRecord] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
+    waiting: list[WaitingMark] = field(default_factory=list)
     claims: list[ClaimRecord] = field(default_factory=list)
     archived: list[tuple[ClaimRecord, int]] = field(default_factory=list)
     tombstones: list[dict[str, Any]] = field(default_factory=list)
@@ -347,8 +181,8 @@ class _Reader:
         self.instant(header["exported_at"], "header.exported_at")
         self.scope(header["scope"], "header.scope")
         counts = _object(header["counts"], "header.counts",
-                         frozenset(KINDS.values()) - _GOVERNANCE, _GOVERNANCE)
-        header["counts"] = counts = {**dict.fromkeys(_GOVERNANCE, 0), **counts}
+                         frozenset(KINDS.values()) - OPTIONAL, OPTIONAL)
+        header["counts"] = counts = {**dict.fromkeys(OPTIONAL, 0), **counts}
         for kind, n in counts.items():
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise _Bad(f"header.counts.{kind}: expected a count, got {n!r:.40}")
@@ -389,6 +223,19 @@ class _Reader:
             scope=self.scope(data["scope"], "episode.scope"),
             id=_args.check_text(data["id"], "episode.id"),
         )
+
+    def waiting(self, data: dict[str, Any]) -> WaitingMark:
+        _object(data, "waiting", _WAITING_KEYS)
+        meta = data["meta"]
+        if meta is not None and not isinstance(meta, dict):
+            raise _Bad(f"waiting.meta: expected an object or null, got {type(meta).__name__}")
+        return WaitingMark(
+            _args.check_text(data["episode"], "waiting.episode"),
+            self.instant(data["failed_at"], "waiting.failed_at")[1],
+            _text(data["reason"], "waiting.reason"),
+            _optional_text(data["speaker"], "waiting.speaker"),
+            None if meta is None else json.dumps(_args.check_meta(meta), sort_keys=True,
+                                                 ensure_ascii=False))
 
     def claim(self, data: dict[str, Any]) -> ClaimRecord:
         internal = data.pop("internal", {})
@@ -518,8 +365,8 @@ def _key(kind: str, item: Any) -> object:
         return item.name
     if kind == "alias":
         return (item.owner, item.alias_key)
-    if kind == "episode":
-        return item.id
+    if kind in ("episode", "waiting"):
+        return item.id if kind == "episode" else item.episode_id
     return item.claim.id
 
 
@@ -542,9 +389,9 @@ def read_records(lines: Iterable[object]) -> Records:
     """
     reader = _Reader()
     readers = {"predicate": reader.predicate, "alias": reader.alias,
-               "episode": reader.episode, "claim": reader.claim, "archived": reader.archived,
-               "tombstone": reader.tombstone, "review": reader.review,
-               "evidence": reader.review, "log": reader.log}
+               "episode": reader.episode, "waiting": reader.waiting, "claim": reader.claim,
+               "archived": reader.archived, "tombstone": reader.tombstone,
+               "review": reader.review, "evidence": reader.review, "log": reader.log}
     records = Records()
     seen: dict[tuple[str, object], int] = {}
     number = 0
@@ -595,4 +442,9 @@ def read_records(lines: Iterable[object]) -> Records:
             raise InvalidExportError(
                 number, f"the file ends after line {number} with {len(records.lines[kind])}"
                 f" {name}, but its header counts {counted[name]}: it was cut short or edited")
+    turns = {e.id for e in records.episodes}
+    for mark, line in zip(records.waiting, records.lines["waiting"]):
+        if mark.episode_id not in turns:
+            raise InvalidExportError(line, f"waiting turn {mark.episode_id!r:.60}: the file"
+                                     " has no episode with that id")
     return records

@@ -20,7 +20,8 @@ from .._errors import ImportConflictError, InvalidArgumentError, StoreError
 from ..embed import Embedder
 from ..schema import BUILTIN_PREDICATES, PredicateRegistry, PredicateSpec
 from ..store.base import Conflict, Store, TransferStore
-from .jsonl import Records, reported
+from .jsonl import Records
+from .jsonl_lines import reported
 from .restore_governance import check_governance, restore_governance
 from .encode import encode_checked
 
@@ -141,6 +142,11 @@ def restore_records(
         store.save_predicates(new)
         counts = store.restore(claims, claim_vectors, records.episodes,
                                episode_vectors, records.aliases)
+        for mark in records.waiting:
+            store.mark_unextracted([mark.episode_id], mark.failed_at, mark.reason,
+                                   {mark.episode_id: mark.speaker} if mark.speaker else None,
+                                   mark.meta)
+        counts["waiting"] = len(records.waiting)
         counts.update(restore_governance(store, records), claims=len(records.claims))
     for spec in new:
         registry.register(spec)

@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 from .._domain.model import Claim, Episode, Scope
 from ._optional import Vectors
 
-__all__ = ["AliasRecord", "ClaimRecord", "Closure", "Conflict", "TransferStore"]
+__all__ = ["AliasRecord", "ClaimRecord", "Closure", "Conflict", "TransferStore", "WaitingMark"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,19 @@ class AliasRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class WaitingMark:
+    """A turn waiting for extraction (``Store.mark_unextracted``): the model failed on
+    turn ``episode_id`` at ``failed_at`` (microseconds) with ``reason``; who said it
+    (``None``: the scope's user) and its call's ``meta`` as JSON (``None``: none)."""
+
+    episode_id: str
+    failed_at: int
+    reason: str
+    speaker: str | None
+    meta: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Why the record at ``index`` of its ``kind`` (``"claim"``, ``"episode"`` or
     ``"alias"``) cannot be restored into this store."""
@@ -91,8 +104,8 @@ class TransferStore(Protocol):
     """
 
     def dump_counts(self, scope: Scope) -> dict[str, int]:
-        """How many ``claims``, ``episodes`` and ``aliases`` the dumps of ``scope``'s
-        subtree give."""
+        """How many ``claims``, ``episodes``, ``waiting`` marks and ``aliases`` the
+        dumps of ``scope``'s subtree give."""
         ...
 
     def dump_claims(self, scope: Scope) -> Iterator[ClaimRecord]:
@@ -101,6 +114,11 @@ class TransferStore(Protocol):
 
     def dump_episodes(self, scope: Scope) -> Iterator[Episode]:
         """Every turn in ``scope``'s subtree, in insertion order."""
+        ...
+
+    def dump_waiting(self, scope: Scope) -> list[WaitingMark]:
+        """The marks of the waiting turns in ``scope``'s subtree, in the turns' order.
+        An import puts them back with ``mark_unextracted``, after ``restore``."""
         ...
 
     def dump_aliases(self, scope: Scope) -> list[AliasRecord]:

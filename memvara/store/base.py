@@ -73,9 +73,9 @@ sets a method to ``None`` does not offer it (``typing``'s rule for these checks)
 The value types the seam passes (``RankFields``, ``Settlement``, ``Written``,
 ``SweepWindow``) live in ``_values.py`` and are exported here too.
 
-**Export and import.** ``TransferStore`` (optional; ``_transfer.py``, exported here with
-the records it passes: ``ClaimRecord``, ``Closure``, ``AliasRecord``, ``Conflict``) dumps
-a scope's rows whole and restores them as they were, for ``export_jsonl`` and
+**Export and import.** ``TransferStore`` (optional; ``_transfer.py``, exported here with the
+records it passes: ``ClaimRecord``, ``Closure``, ``AliasRecord``, ``Conflict``, ``WaitingMark``)
+dumps a scope's rows whole and restores them as they were, for ``export_jsonl`` and
 ``import_jsonl``, which refuse a store without it.
 
 **The write log.** ``WriteLogStore`` (optional; ``_governance.py``, exported here with
@@ -106,7 +106,7 @@ from ._governance import (
     ArchiveStore, ForgetStore, GovernanceTransferStore, LogRecord, ReviewStore, SubjectErasure,
     Tombstone, WriteLogStore,
 )
-from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore
+from ._transfer import AliasRecord, ClaimRecord, Closure, Conflict, TransferStore, WaitingMark
 from ._values import NO_SETTLEMENT, RankFields, Settlement, SweepWindow, Written
 
 __all__ = [
@@ -114,7 +114,7 @@ __all__ = [
     "DeferredTextIndexStore", "ForgetStore", "GovernanceTransferStore", "LogRecord",
     "ReviewStore", "NO_SETTLEMENT", "RankFields", "RankingStore", "STATES",
     "Settlement", "SimilarityStore", "SingleWriteStore", "Store", "SubjectErasure", "SweepWindow",
-    "TimeQuery", "Tombstone", "TransferStore", "WriteLogStore", "Written",
+    "TimeQuery", "Tombstone", "TransferStore", "WaitingMark", "WriteLogStore", "Written",
 ]
 
 

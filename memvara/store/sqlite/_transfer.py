@@ -21,7 +21,7 @@ import numpy.typing as npt
 from ..._domain.model import Episode, Scope
 from ..._domain.time import from_micros, to_micros
 from ..._errors import StoreError
-from .._transfer import AliasRecord, ClaimRecord, Closure, Conflict
+from .._transfer import AliasRecord, ClaimRecord, Closure, Conflict, WaitingMark
 from . import _sql
 from ._core import ADVANCE_VECTOR_WATERMARK, StoreCore
 from ._episodes import content_hash
@@ -62,6 +62,9 @@ _RESTORE_SQL = (
 )
 """``INSERT_SQL`` and the columns only a restore sets (a new claim has their defaults)."""
 
+_WAITING = "extraction_backlog b JOIN episodes e ON e.rowid = b.episode_rowid"
+"""The waiting turns' marks, each beside its turn."""
+
 
 def _alias_subtree(scope: Scope) -> tuple[str, list[object]]:
     """``_sql.scope_subtree`` for aliases, which are owned at ``(tenant, user)``: a
@@ -77,14 +80,16 @@ class Transfer(StoreCore):
     def dump_counts(self, scope: Scope) -> dict[str, int]:
         """How many rows the dumps give; see ``TransferStore.dump_counts``."""
         where, params = _sql.scope_subtree(scope)
+        waiting_where, waiting_params = _sql.scope_subtree(scope, "e.")
         alias_where, alias_params = _alias_subtree(scope)
-        claims, episodes, aliases = self._query(
+        claims, episodes, waiting, aliases = self._query(
             f"SELECT (SELECT count(*) FROM claims WHERE {where}),"
             f" (SELECT count(*) FROM episodes WHERE {where}),"
+            f" (SELECT count(*) FROM {_WAITING} WHERE {waiting_where}),"
             f" (SELECT count(*) FROM entity_aliases WHERE {alias_where})",
-            [*params, *params, *alias_params],
+            [*params, *params, *waiting_params, *alias_params],
         )[0]
-        return {"claims": claims, "episodes": episodes, "aliases": aliases}
+        return {"claims": claims, "episodes": episodes, "waiting": waiting, "aliases": aliases}
 
     def _rows(self, sql: str, params: Sequence[object]) -> Iterator[Any]:
         """The rows of one query, fetched ``_FETCH`` at a time."""
@@ -113,6 +118,14 @@ class Transfer(StoreCore):
                 content=content, role=role, ts=from_micros(ts), recorded_at=from_micros(recorded),
                 scope=scope_of(tenant, user, agent, session), id=eid,
             )
+
+    def dump_waiting(self, scope: Scope) -> list[WaitingMark]:
+        """A subtree's waiting turns; see ``TransferStore.dump_waiting``."""
+        where, params = _sql.scope_subtree(scope, "e.")
+        return [WaitingMark(eid, at, reason, speaker, meta)
+                for eid, at, reason, speaker, meta in self._query(
+                    "SELECT e.id, b.failed_at, b.reason, b.speaker, b.meta"
+                    f" FROM {_WAITING} WHERE {where} ORDER BY e.rowid", params)]
 
     def dump_aliases(self, scope: Scope) -> list[AliasRecord]:
         """A subtree's learned aliases; see ``TransferStore.dump_aliases``."""
