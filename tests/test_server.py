@@ -137,6 +137,10 @@ def test_add_in_each_form(session: Session, clock: Clock) -> None:
     assert text.startswith("added 0, reinforced 1") and "alice lives in Berlin" in text
     text = call(session, "memory_add", messages="I live in Berlin")["content"][0]["text"]
     assert text == "added 0, reinforced 0, closed 0, skipped 1, unextracted 0\n"  # a copy
+    clock.advance(days=1)  # a shared session: a named message is about its speaker
+    said = [{"role": "user", "name": "Bruno", "content": "I speak Italian"}]
+    done = call(session, "memory_add", messages=said)["structuredContent"]
+    assert [(c["subject"], c["object"]) for c in done["added"]] == [("Bruno", "Italian")]
 
 
 def test_remember_history_and_the_two_clocks(session: Session, clock: Clock) -> None:
@@ -272,8 +276,10 @@ def test_forget_takes_one_form(session: Session) -> None:
     ("memory_stats", {"verbose": True}, "verbose", "unknown argument; there are none"),
     ("memory_search", {"query": "x", "user": "bob"}, "user", "MEMVARA_USER, never by a tool"),
     ("memory_stats", {"tenant": "t2"}, "tenant", "MEMVARA_TENANT"),
-    ("memory_add", {"messages": 5}, "messages", "a list of strings, or a list of {role, content}"),
+    ("memory_add", {"messages": 5}, "messages", "a list of strings, or a list of {role, content"),
     ("memory_add", {"messages": ["ok", 5]}, "messages[1]", "expected a string or a {role"),
+    ("memory_add", {"messages": [{"content": "x", "name": 5}]}, "messages[0].name",
+     "expected string, got integer"),
     ("memory_add", {"messages": [{"role": "bot", "content": "x"}]}, "messages[0].role",
      "must be one of user, assistant, system, tool"),
     ("memory_add", {"messages": [{"role": "user"}]}, "messages[0].content", "missing"),

@@ -86,6 +86,9 @@ async def every_tool(db: Path) -> None:
             await client.call_tool("memory_erase", {})
         assert refused.value.error.code == -32602
         assert structured(await client.call_tool("memory_stats", {}))["claims"] == 2  # serving
+        said = [{"role": "user", "name": "Bruno", "content": "I speak Italian"}]  # a shared session
+        named = structured(await client.call_tool("memory_add", {"messages": said}))
+        assert [(c["subject"], c["object"]) for c in named["added"]] == [("Bruno", "Italian")]
 
 
 def test_every_tool_through_the_sdk(tmp_path: Path) -> None:

@@ -168,10 +168,13 @@ _WRITE_TOOLS = [
                      {"type": "array", "items": {"anyOf": [
                          {"type": "string", "minLength": 1},
                          _object(["content"], role={"type": "string", "enum": _ROLES},
-                                 content={"type": "string", "minLength": 1}),
-                     ], "description": "expected a string or a {role, content} object"}},
+                                 content={"type": "string", "minLength": 1},
+                                 name={"type": "string", "minLength": 1,
+                                       "description": "who said it, in a shared session:"
+                                                      " what it says of \"I\" is about them"}),
+                     ], "description": "expected a string or a {role, content, name} object"}},
                  ], "description": "the turns: a string, a list of strings, or a list of"
-                                   " {role, content} objects"},
+                                   " {role, content, name} objects (name optional)"},
                  role={"type": "string", "enum": _ROLES,
                        "description": "the role of turns given as strings (default user)"},
                  ts=_instant_arg("when the turns were said (default: now)"),
