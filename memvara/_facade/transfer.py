@@ -132,7 +132,9 @@ def _write(core: Core, scope: Scope, out: IO[str], include_log: bool) -> dict[st
     with store.snapshot():
         predicates = [spec for spec in store.load_predicates() if spec not in seeds]
         governance = _governance_lines(store, scope, include_log)
+        waiting = store.dump_waiting(scope)
         counts = {"predicates": len(predicates), **store.dump_counts(scope),
+                  "waiting": len(waiting),
                   **{kind: len(lines) for kind, lines in governance.items()}}
         lines: Iterator[str] = iter([
             _lines.header_line(scope, from_micros(core.writer.now()), counts),
@@ -140,7 +142,7 @@ def _write(core: Core, scope: Scope, out: IO[str], include_log: bool) -> dict[st
             *map(_lines.alias_line, store.dump_aliases(scope)),
         ])
         for chunk in (lines, map(_lines.episode_line, store.dump_episodes(scope)),
-                      map(_lines.waiting_line, store.dump_waiting(scope)),
+                      map(_lines.waiting_line, waiting),
                       map(_lines.claim_line, store.dump_claims(scope)),
                       *(iter(governance[kind]) for kind in
                         ("archived", "tombstones", "reviews", "evidence", "log"))):

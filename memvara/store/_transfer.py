@@ -104,8 +104,8 @@ class TransferStore(Protocol):
     """
 
     def dump_counts(self, scope: Scope) -> dict[str, int]:
-        """How many ``claims``, ``episodes``, ``waiting`` marks and ``aliases`` the
-        dumps of ``scope``'s subtree give."""
+        """How many ``claims``, ``episodes`` and ``aliases`` the dumps of ``scope``'s
+        subtree give."""
         ...
 
     def dump_claims(self, scope: Scope) -> Iterator[ClaimRecord]:

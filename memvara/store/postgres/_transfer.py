@@ -41,9 +41,6 @@ _RESTORE = (
     " observed_at, ended_by, revised) VALUES (" + ", ".join(["%s"] * 32) + ")"
 )
 
-_WAITING = "extraction_backlog b JOIN episodes e ON e.rowid = b.episode_rowid"
-"""The waiting turns' marks, each beside its turn."""
-
 
 def _alias_subtree(scope: Scope) -> tuple[str, list[object]]:
     """``scope_subtree`` for aliases, owned at ``(tenant, user)``: a scope set below
@@ -59,16 +56,13 @@ class Transfer(Upkeep):
     def dump_counts(self, scope: Scope) -> dict[str, int]:
         """How many rows the dumps give; see ``TransferStore.dump_counts``."""
         where, params = _sql.scope_subtree(scope)
-        waiting_where, waiting_params = _sql.scope_subtree(scope, "e.")
         alias_where, alias_params = _alias_subtree(scope)
-        claims, episodes, waiting, aliases = self._query(
+        claims, episodes, aliases = self._query(
             f"SELECT (SELECT count(*) FROM claims WHERE {where}),"
             f" (SELECT count(*) FROM episodes WHERE {where}),"
-            f" (SELECT count(*) FROM {_WAITING} WHERE {waiting_where}),"
             f" (SELECT count(*) FROM entity_aliases WHERE {alias_where})",
-            [*params, *params, *waiting_params, *alias_params])[0]
-        return {"claims": int(claims), "episodes": int(episodes), "waiting": int(waiting),
-                "aliases": int(aliases)}
+            [*params, *params, *alias_params])[0]
+        return {"claims": int(claims), "episodes": int(episodes), "aliases": int(aliases)}
 
     def dump_claims(self, scope: Scope) -> Iterator[ClaimRecord]:
         """A subtree's claims, in insertion order; see ``TransferStore.dump_claims``."""
@@ -92,7 +86,8 @@ class Transfer(Upkeep):
         return [WaitingMark(eid, int(at), reason, speaker, meta)
                 for eid, at, reason, speaker, meta in self._query(
                     "SELECT e.id, b.failed_at, b.reason, b.speaker, b.meta"
-                    f" FROM {_WAITING} WHERE {where} ORDER BY e.rowid", params)]
+                    " FROM extraction_backlog b JOIN episodes e ON e.rowid = b.episode_rowid"
+                    f" WHERE {where} ORDER BY e.rowid", params)]
 
     def dump_aliases(self, scope: Scope) -> list[AliasRecord]:
         """A subtree's learned aliases; see ``TransferStore.dump_aliases``."""

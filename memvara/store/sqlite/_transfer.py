@@ -62,9 +62,6 @@ _RESTORE_SQL = (
 )
 """``INSERT_SQL`` and the columns only a restore sets (a new claim has their defaults)."""
 
-_WAITING = "extraction_backlog b JOIN episodes e ON e.rowid = b.episode_rowid"
-"""The waiting turns' marks, each beside its turn."""
-
 
 def _alias_subtree(scope: Scope) -> tuple[str, list[object]]:
     """``_sql.scope_subtree`` for aliases, which are owned at ``(tenant, user)``: a
@@ -80,16 +77,14 @@ class Transfer(StoreCore):
     def dump_counts(self, scope: Scope) -> dict[str, int]:
         """How many rows the dumps give; see ``TransferStore.dump_counts``."""
         where, params = _sql.scope_subtree(scope)
-        waiting_where, waiting_params = _sql.scope_subtree(scope, "e.")
         alias_where, alias_params = _alias_subtree(scope)
-        claims, episodes, waiting, aliases = self._query(
+        claims, episodes, aliases = self._query(
             f"SELECT (SELECT count(*) FROM claims WHERE {where}),"
             f" (SELECT count(*) FROM episodes WHERE {where}),"
-            f" (SELECT count(*) FROM {_WAITING} WHERE {waiting_where}),"
             f" (SELECT count(*) FROM entity_aliases WHERE {alias_where})",
-            [*params, *params, *waiting_params, *alias_params],
+            [*params, *params, *alias_params],
         )[0]
-        return {"claims": claims, "episodes": episodes, "waiting": waiting, "aliases": aliases}
+        return {"claims": claims, "episodes": episodes, "aliases": aliases}
 
     def _rows(self, sql: str, params: Sequence[object]) -> Iterator[Any]:
         """The rows of one query, fetched ``_FETCH`` at a time."""
@@ -125,7 +120,8 @@ class Transfer(StoreCore):
         return [WaitingMark(eid, at, reason, speaker, meta)
                 for eid, at, reason, speaker, meta in self._query(
                     "SELECT e.id, b.failed_at, b.reason, b.speaker, b.meta"
-                    f" FROM {_WAITING} WHERE {where} ORDER BY e.rowid", params)]
+                    " FROM extraction_backlog b JOIN episodes e ON e.rowid = b.episode_rowid"
+                    f" WHERE {where} ORDER BY e.rowid", params)]
 
     def dump_aliases(self, scope: Scope) -> list[AliasRecord]:
         """A subtree's learned aliases; see ``TransferStore.dump_aliases``."""
