@@ -183,7 +183,9 @@ def import_jsonl(
             its user). Each claim keeps the actor its line carries, for ``why()``.
 
     Returns:
-        How many ``predicates``, ``aliases``, ``episodes`` and ``claims`` were added.
+        How many ``predicates``, ``aliases``, ``episodes`` and ``claims`` were added,
+        and how many ``waiting`` turns, ``archived`` claims, ``tombstones`` and ``log``
+        records when any were.
 
     Raises:
         InvalidExportError: the file is not a sound export this memvara reads (bad JSON,

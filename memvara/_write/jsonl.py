@@ -105,6 +105,14 @@ def _optional_text(value: object, argument: str) -> str | None:
     return None if value is None else _args.check_text(value, argument)
 
 
+def _meta(value: dict[str, Any], argument: str) -> dict[str, Any]:
+    """``check_meta``'s verdict, naming the record's field (``claim.meta``)."""
+    try:
+        return _args.check_meta(value)
+    except InvalidArgumentError as exc:
+        raise _Bad(f"{argument}{exc.argument.removeprefix('meta')}: {exc.problem}") from None
+
+
 def _actor(value: object) -> str | None:
     """``claim.internal.actor``: a name, ``""`` (a write that named none), or absent."""
     if value is None or isinstance(value, str):
@@ -234,7 +242,7 @@ class _Reader:
             self.instant(data["failed_at"], "waiting.failed_at")[1],
             _text(data["reason"], "waiting.reason"),
             _optional_text(data["speaker"], "waiting.speaker"),
-            None if meta is None else json.dumps(_args.check_meta(meta), sort_keys=True,
+            None if meta is None else json.dumps(_meta(meta, "waiting.meta"), sort_keys=True,
                                                  ensure_ascii=False))
 
     def claim(self, data: dict[str, Any]) -> ClaimRecord:
@@ -265,7 +273,7 @@ class _Reader:
             _args.check_memory_type(data["memory_type"]),
             tuple(_args.check_text(s, "claim.sources") for s in sources) if sources else (),
             _text(data["text"], "claim.text"), _text(data["extractor"], "claim.extractor"),
-            _args.check_meta(meta) if meta else {},
+            _meta(meta, "claim.meta") if meta else {},
             self.scope(data["scope"], "claim.scope"), _args.check_text(data["id"], "claim.id"),
             self.moment(data["valid_to_known_at"], "claim.valid_to_known_at"),
             observations, _number(data["salience"], "claim.salience", 0.0, 1.0),
@@ -365,8 +373,10 @@ def _key(kind: str, item: Any) -> object:
         return item.name
     if kind == "alias":
         return (item.owner, item.alias_key)
-    if kind in ("episode", "waiting"):
-        return item.id if kind == "episode" else item.episode_id
+    if kind == "episode":
+        return item.id
+    if kind == "waiting":
+        return item.episode_id
     return item.claim.id
 
 

@@ -116,7 +116,8 @@ def restore_records(
 
     Returns:
         ``predicates``, ``aliases``, ``episodes`` and ``claims`` written, and the
-        ``archived`` claims, ``tombstones`` and ``log`` records (other stores') when any.
+        ``waiting`` turns, ``archived`` claims, ``tombstones`` and ``log`` records (other
+        stores') when any.
 
     Raises:
         ImportConflictError: the conflicting record on the earliest line; nothing is
