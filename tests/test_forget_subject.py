@@ -5,17 +5,23 @@ left. Checked by reading every file of the store as bytes."""
 
 from __future__ import annotations
 
+import io
 import json
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from memvara import Claim, ExtractionPendingError, Memvara, Scope, ScopedMemvara, SQLiteStore, export_jsonl
+from memvara import (
+    Claim, ExtractionPendingError, Memvara, Scope, ScopedMemvara, SQLiteStore, export_jsonl,
+    import_jsonl,
+)
 from memvara._domain.erasure import ErasureRequest, Scrubber, scrub
 from memvara._errors import ClaimNotFoundError, InvalidArgumentError, StoreError
 from memvara.llm import NullLLM
 from memvara.store import TimeQuery
+from memvara.store._scrubbed_claims import mended_scope
 from memvara.store._waiting_marks import mark_changes, spoken_by
 from memvara.store.base import SimilarityStore
 
@@ -359,6 +365,54 @@ def test_the_scope_owners_first_person_key_is_no_name_to_scrub(mem: Memvara) -> 
     u.add("the user asked about ana")
     u.forget_subject("ana", reason="r", requested_by="q")
     assert [e.content for e in u.episodes()] == ["the user asked about [erased]"]
+
+
+def test_erasing_a_user_from_the_root_leaves_a_tombstone_whose_scope_reads(
+    mem: Memvara, clock: Clock
+) -> None:
+    # "user" is ann's word for herself in her scope, so it is one of the names erased;
+    # the tombstone's scope is JSON whose key is that word too, and must keep it
+    mem.scope(user="ann").remember("user", "likes", "tea")
+    mem.scope(user="ann", agent="helper").remember("ann", "speaks", "Ido")
+    assert mem.forget_subject("ann", reason="gdpr", requested_by="dpo").claims == 2
+    (tomb,) = mem.tombstones()
+    assert tomb["scope"] == {"agent": None, "session": None, "tenant": None, "user": None}
+    out = io.StringIO()
+    assert export_jsonl(mem, out)["tombstones"] == 1
+    with Memvara(clock=clock, llm=NullLLM()) as other:
+        assert import_jsonl(other, io.StringIO(out.getvalue()))["tombstones"] == 1
+        assert other.tombstones() == [tomb]
+    # asked in her own scope, the scope's user is her name: its value goes, its key stays
+    mem.scope(user="bob").remember("user", "likes", "tea")
+    mem.scope(user="bob").forget_subject("bob", reason="gdpr", requested_by="bob")
+    assert mem.tombstones()[-1]["scope"] == {"agent": None, "session": None, "tenant": None,
+                                              "user": "[erased]"}
+
+
+def test_a_tombstone_an_older_erasure_left_with_a_level_s_key_scrubbed_reads(
+    tmp_path: Path, clock: Clock
+) -> None:
+    path = str(tmp_path / "m.db")
+    with Memvara(path, clock=clock, llm=NullLLM()) as mem:
+        mem.remember("zed", "likes", "tea", user="u1")
+        mem.forget_subject("zed", reason="r", requested_by="q", user="u1")
+    with sqlite3.connect(path) as conn:  # as the code before 2026-12-07 could write it
+        conn.execute("UPDATE tombstones SET scope = ?", (json.dumps(
+            {"agent": None, "session": None, "tenant": None, "[erased]": "u1"}),))
+    conn.close()
+    with Memvara(path, clock=clock, llm=NullLLM()) as mem:
+        assert [t["scope"]["user"] for t in mem.tombstones(user="u1")] == ["u1"]
+        assert export_jsonl(mem, io.StringIO())["tombstones"] == 1
+
+
+def test_a_tombstone_scope_is_mended_level_by_level() -> None:
+    whole = {"agent": None, "session": None, "tenant": "t", "user": "u"}
+    assert mended_scope(whole) == whole
+    assert mended_scope({"agent": None, "session": None, "tenant": "t", "[erased]": "u"}) == whole
+    assert mended_scope({"agent": None, "session": None, "[erased]": None}) == {
+        "agent": None, "session": None, "tenant": None, "user": None}
+    assert mended_scope({"session": None, "tenant": None, "[erased]": "[erased]"}) == {
+        "agent": "[erased]", "session": None, "tenant": None, "user": "[erased]"}
 
 
 def test_a_turn_said_again_after_the_erasure_is_not_a_copy_of_the_scrubbed_one(mem: Memvara) -> None:

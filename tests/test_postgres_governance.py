@@ -385,3 +385,14 @@ def test_a_governance_table_dropped_outside_memvara_is_not_made_again_empty(
     tamper(dsn, schema, f"DROP TABLE {table} CASCADE")
     with pytest.raises(StoreCorruptError, match=f"lacks its table '{table}'.*changed outside"):
         opened(dsn, schema, clock)
+
+
+def test_a_tombstone_an_older_erasure_left_with_a_level_s_key_scrubbed_reads(
+        dsn: str, schema: str, clock: Clock) -> None:
+    with opened(dsn, schema, clock) as mem:
+        mem.remember("zed", "likes", "tea", user="u1")
+        mem.forget_subject("zed", reason="r", requested_by="q", user="u1")
+    tamper(dsn, schema, "UPDATE tombstones SET scope = %s", json.dumps(
+        {"agent": None, "session": None, "tenant": None, "[erased]": "u1"}))
+    with opened(dsn, schema, clock) as mem:
+        assert [t["scope"]["user"] for t in mem.tombstones(user="u1")] == ["u1"]

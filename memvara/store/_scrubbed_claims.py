@@ -1,14 +1,44 @@
 """A surviving claim's columns with an erased subject's names taken out: what
 ``erase_subject`` writes back over a claim that only mentions the subject, on both
-backends (the text, and the metadata and sources as the row holds them: JSON)."""
+backends (the text, and the metadata and sources as the row holds them: JSON); and the
+scope its tombstone names."""
 
 from __future__ import annotations
 
 import json
 
-from .._domain.erasure import Scrubber
+from collections.abc import Mapping
 
-__all__ = ["scrubbed_columns", "scrubbed_json", "without_sources"]
+from .._domain.erasure import ERASED, Scrubber
+from .._domain.model import Scope
+
+__all__ = ["mended_scope", "scrubbed_columns", "scrubbed_json", "scrubbed_scope", "without_sources"]
+
+_LEVELS = ("agent", "session", "tenant", "user")
+
+
+def scrubbed_scope(scope: Scope, scrub: Scrubber) -> str:
+    """``scope.to_dict()`` as the tombstone's JSON, each level's value scrubbed (an
+    erased user's id is a name), never a level's key: the subject's names may include
+    ``user`` (a user's own word for themselves) or any other word the JSON holds."""
+    return json.dumps({level: None if value is None else scrub(value)
+                       for level, value in scope.to_dict().items()}, sort_keys=True)
+
+
+def mended_scope(held: Mapping[str, object]) -> dict[str, object]:
+    """A tombstone's scope as read back, with its four levels. An erasure before
+    ``scrubbed_scope`` scrubbed the scope's JSON as text, so a name that is also a
+    level's key (an erased user is ``user`` in their own turns) took the key with it:
+    the level it took is put back, with the value it held when one key went, and
+    ``[erased]`` for each level gone when more did and any held a value."""
+    if held.keys() == set(_LEVELS):
+        return dict(held)
+    kept = {level: held[level] for level in _LEVELS if level in held}
+    stray = [value for key, value in held.items() if key not in _LEVELS]
+    gone = [level for level in _LEVELS if level not in kept]
+    fill = stray[0] if len(stray) == 1 and len(gone) == 1 else (
+        ERASED if any(value is not None for value in stray) else None)
+    return {**kept, **dict.fromkeys(gone, fill)}
 
 
 def scrubbed_json(held: str | None, scrub: Scrubber) -> str | None:

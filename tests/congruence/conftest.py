@@ -73,6 +73,9 @@ SQLITE_INTERNALS = {
     "test_a_schema_12_store_s_waiting_turns_are_read_after_migrating":
         "opens a SQLite file of an older schema; the PostgreSQL upgrade of the same marks"
         " is in test_postgres.py",
+    "test_a_tombstone_an_older_erasure_left_with_a_level_s_key_scrubbed_reads":
+        "edits a tombstone in a SQLite file; the same mend on PostgreSQL is in"
+        " test_postgres_governance.py",
     "test_a_waiting_turn_the_subject_said_leaves_no_byte_in_the_file":
         "reads a SQLite store's files as bytes; on PostgreSQL the same erasure is checked"
         " through the API in test_forget_subject.py's speaker test",

@@ -23,7 +23,7 @@ from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
-from .._scrubbed_claims import scrubbed_columns
+from .._scrubbed_claims import mended_scope, scrubbed_columns, scrubbed_scope
 from .._waiting_marks import MARKS, Mark, mark_changes, spoken_by
 from . import _sql
 from ._archive import Archive
@@ -156,7 +156,7 @@ class Forgetting(Archive):
                 " erased, targets) VALUES (%s, %s, %s, %s, %s, %s, %s, '{}')"),
                 [tombstone.id, tombstone.at, scrubber(tombstone.reason),
                  scrubber(tombstone.requested_by), tombstone.subject_digest,
-                 scrubber(json.dumps(scope.to_dict(), sort_keys=True)),
+                 scrubbed_scope(scope, scrubber),
                  json.dumps(erased, sort_keys=True)])
             self.log_note("tombstone", id=tombstone.id, subject=tombstone.subject_digest, **erased)
             self._after_commit.append(self._vacuum_scrubbed)
@@ -263,7 +263,7 @@ class Forgetting(Archive):
             " FROM tombstones WHERE %s::text IS NULL OR subject_digest = %s ORDER BY rowid",
             [subject_digest, subject_digest])
         return [{"id": r[0], "at": int(r[1]), "reason": r[2], "requested_by": r[3],
-                 "subject_digest": r[4], "scope": json.loads(r[5]), "erased": json.loads(r[6]),
+                 "subject_digest": r[4], "scope": mended_scope(json.loads(r[5])), "erased": json.loads(r[6]),
                  "targets": json.loads(r[7])} for r in rows]
 
     def confirm_targets(self, tombstone_id: str, targets: dict[str, bool]) -> None:

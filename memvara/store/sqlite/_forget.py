@@ -22,7 +22,7 @@ from ..._domain.model import Scope
 from ..._errors import StoreError
 from .._governance import SubjectErasure, Tombstone
 from .._review_rows import ground_echo
-from .._scrubbed_claims import scrubbed_columns
+from .._scrubbed_claims import mended_scope, scrubbed_columns, scrubbed_scope
 from .._waiting_marks import MARKS, Mark, mark_changes, spoken_by
 from . import _sql
 from ._episodes import content_hash
@@ -121,7 +121,7 @@ class Forgetting(Erasure):
                 " erased, targets) VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
                 (tombstone.id, tombstone.at, scrubber(tombstone.reason),
                  scrubber(tombstone.requested_by), tombstone.subject_digest,
-                 scrubber(json.dumps(scope.to_dict(), sort_keys=True)),
+                 scrubbed_scope(scope, scrubber),
                  json.dumps(erased, sort_keys=True)))
             note(conn, "tombstone", {"id": tombstone.id, "subject": tombstone.subject_digest, **erased})
             self._zero_vectors("claims", [s for s in claim_slots if s is not None]
@@ -230,7 +230,7 @@ class Forgetting(Erasure):
         rows = self._query(sql + (" WHERE subject_digest = ?" if subject_digest else "")
                            + " ORDER BY rowid", [subject_digest] if subject_digest else [])
         return [{"id": r[0], "at": r[1], "reason": r[2], "requested_by": r[3],
-                 "subject_digest": r[4], "scope": json.loads(r[5]), "erased": json.loads(r[6]),
+                 "subject_digest": r[4], "scope": mended_scope(json.loads(r[5])), "erased": json.loads(r[6]),
                  "targets": json.loads(r[7])} for r in rows]
 
     def confirm_targets(self, tombstone_id: str, targets: dict[str, bool]) -> None:
