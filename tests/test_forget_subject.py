@@ -401,7 +401,8 @@ def test_a_tombstone_an_older_erasure_left_with_a_level_s_key_scrubbed_reads(
             {"agent": None, "session": None, "tenant": None, "[erased]": "u1"}),))
     conn.close()
     with Memvara(path, clock=clock, llm=NullLLM()) as mem:
-        assert [t["scope"]["user"] for t in mem.tombstones(user="u1")] == ["u1"]
+        assert [t["scope"] for t in mem.tombstones(user="u1")] == [
+            {"agent": None, "session": None, "tenant": None, "user": "u1"}]
         assert export_jsonl(mem, io.StringIO())["tombstones"] == 1
 
 

@@ -395,4 +395,5 @@ def test_a_tombstone_an_older_erasure_left_with_a_level_s_key_scrubbed_reads(
     tamper(dsn, schema, "UPDATE tombstones SET scope = %s", json.dumps(
         {"agent": None, "session": None, "tenant": None, "[erased]": "u1"}))
     with opened(dsn, schema, clock) as mem:
-        assert [t["scope"]["user"] for t in mem.tombstones(user="u1")] == ["u1"]
+        assert [t["scope"] for t in mem.tombstones(user="u1")] == [
+            {"agent": None, "session": None, "tenant": None, "user": "u1"}]
