@@ -428,6 +428,21 @@ def test_a_turn_said_again_after_the_erasure_is_not_a_copy_of_the_scrubbed_one(m
     assert said in [e.content for e in mem.episodes(user="u1")]
 
 
+def test_the_same_words_at_the_same_instant_after_a_scrub_are_a_turn_of_their_own(
+    mem: Memvara,
+) -> None:
+    # the clock stands still: the new turn's scope, role, text, instant and place in its
+    # call are all the scrubbed turn's, yet it is another turn, with an id of its own
+    said = f"{NAME} lives in Oslo"
+    mem.add(said, user="u1")
+    assert mem.forget_subject(NAME, reason="r", requested_by="q", user="u1").episodes_scrubbed == 1
+    assert mem.add(said, user="u1").skipped == ()  # stored (it raised a StoreError)
+    turns = mem.episodes(user="u1")
+    assert sorted(e.content for e in turns) == sorted(["[erased] lives in Oslo", said])
+    assert len({e.id for e in turns}) == 2
+    assert [s.reason for s in mem.add(said, user="u1").skipped] == ["duplicate"]
+
+
 def test_a_claim_that_mentions_the_subject_loses_the_name_its_index_entry_and_vector(
         mem: Memvara, clock: Clock) -> None:
     """A claim about someone else may name the subject in its text, its metadata (an

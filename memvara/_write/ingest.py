@@ -19,6 +19,7 @@ transaction, all or nothing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,6 +66,10 @@ WAITING_COPIES = 10_000
 RULES_EXTRACTOR = "rules:v1"
 ENTITY_CANDIDATES = 50
 """How many of the owner's recent names a new name is compared against."""
+_TURN_SERIAL = itertools.count()
+"""A number for each turn this process stores, in its id's digest: two calls at one
+instant (an injected clock standing still) saying the same text are two turns when the
+first was scrubbed by an erasure since, and must not get one id."""
 
 
 @dataclass(slots=True)
@@ -141,7 +146,7 @@ class Ingest:
         vectors = encode_checked(self._embedder, [t.content for t in fresh])
         kept, kept_vectors, kept_at = self._not_near_duplicates(
             scope, fresh, fresh_at, vectors, skipped)
-        episodes = [_episode(t, scope, now, i) for i, t in enumerate(kept)]
+        episodes = [_episode(t, scope, now, next(_TURN_SERIAL)) for t in kept]
         # Who "I" is in each turn: the message's name, else the scope's user, else "user".
         speakers = {e.id: t.name or scope.user or _rules.SUBJECT for e, t in zip(episodes, kept)}
 
@@ -534,13 +539,13 @@ def _check_role(value: object, where: str) -> str:
     return str(value)
 
 
-def _episode(turn: Turn, scope: Scope, now: int, position: int) -> Episode:
+def _episode(turn: Turn, scope: Scope, now: int, serial: int) -> Episode:
     """The stored form of a turn, with its id set now so claims can cite it."""
     recorded = from_micros(now)
     ts = turn.ts if turn.ts is not None else recorded
     digest = hashlib.blake2b(
         "\x1f".join([*(v or "" for v in scope.values()), turn.role, turn.content,
-                     str(to_micros(ts, "ts")), str(now), str(position)]).encode("utf-8", "surrogatepass"),
+                     str(to_micros(ts, "ts")), str(now), str(serial)]).encode("utf-8", "surrogatepass"),
         digest_size=8,
     ).hexdigest()
     return Episode(turn.content, turn.role, ts, recorded, scope, turn.id or f"e{digest}")
