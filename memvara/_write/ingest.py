@@ -66,10 +66,6 @@ WAITING_COPIES = 10_000
 RULES_EXTRACTOR = "rules:v1"
 ENTITY_CANDIDATES = 50
 """How many of the owner's recent names a new name is compared against."""
-_TURN_SERIAL = itertools.count()
-"""A number for each turn this process stores, in its id's digest: two calls at one
-instant (an injected clock standing still) saying the same text are two turns when the
-first was scrubbed by an erasure since, and must not get one id."""
 
 
 @dataclass(slots=True)
@@ -110,6 +106,11 @@ class Ingest:
         # a read of the sidecar (recent.py).
         self._recent = RecentTurns(store, turns=RECENT_TURNS, scopes=RECENT_SCOPES,
                                    threshold=NEAR_DUPLICATE)
+        # A number for each turn this memory stores, in the turn's id: two calls at one
+        # instant (an injected clock standing still) saying the same text are two turns
+        # when an erasure scrubbed the first since, and must not share an id. Counted per
+        # memory, so the same calls on a new memory give the same ids.
+        self._serial = itertools.count()
 
     def add(
         self, messages: object, role: str, ts: datetime | None, scope: Scope,
@@ -146,7 +147,7 @@ class Ingest:
         vectors = encode_checked(self._embedder, [t.content for t in fresh])
         kept, kept_vectors, kept_at = self._not_near_duplicates(
             scope, fresh, fresh_at, vectors, skipped)
-        episodes = [_episode(t, scope, now, next(_TURN_SERIAL)) for t in kept]
+        episodes = [_episode(t, scope, now, next(self._serial)) for t in kept]
         # Who "I" is in each turn: the message's name, else the scope's user, else "user".
         speakers = {e.id: t.name or scope.user or _rules.SUBJECT for e, t in zip(episodes, kept)}
 
