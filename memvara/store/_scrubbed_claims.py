@@ -6,7 +6,6 @@ scope its tombstone names."""
 from __future__ import annotations
 
 import json
-
 from collections.abc import Mapping
 
 from .._domain.erasure import ERASED, Scrubber
