@@ -6,7 +6,9 @@ and the clock moving, over the root and two users."""
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from datetime import timedelta
 
 from memvara import Claim, ExtractionPendingError, Memvara, MemvaraError, ScopedMemvara
@@ -30,7 +32,7 @@ def model() -> FakeLLM:
 
 def step(rnd: random.Random, mem: Memvara, llm: FakeLLM, clock: Clock, ids: list[str]) -> None:
     user = rnd.choice(USERS)
-    at: Memvara | ScopedMemvara = mem.scope(user=user) if user else mem
+    at = at_user(mem, user)
     op = rnd.choice(["remember"] * 4 + ["add"] * 3 + [
         "delete", "erase", "forget_subject", "prune", "restore", "observe", "resolve", "retry",
         "advance", "advance", "supersede", "revert", "alias", "consolidate", "past", "many",
@@ -96,13 +98,23 @@ def step(rnd: random.Random, mem: Memvara, llm: FakeLLM, clock: Clock, ids: list
 
 
 
-def play(rnd: random.Random, mem: Memvara, llm: FakeLLM, clock: Clock, steps: int) -> list[str]:
-    """``steps`` random steps on ``mem``; the ids of the claims they wrote."""
-    ids: list[str] = []
-    for _ in range(steps):
-        try:
-            step(rnd, mem, llm, clock, ids)
-        except MemvaraError as exc:
-            if type(exc).__name__ not in REFUSED:
-                raise
-    return ids
+def at_user(mem: Memvara, user: str | None) -> Memvara | ScopedMemvara:
+    """``mem`` at ``user``'s scope, or ``mem`` itself for ``None`` (the root)."""
+    return mem.scope(user=user) if user else mem
+
+
+@contextlib.contextmanager
+def played(seed: int, clock: Clock) -> Iterator[tuple[random.Random, Memvara]]:
+    """A new memory after seed ``seed``'s history (5 to 40 random steps), and the random
+    source the test goes on drawing from."""
+    rnd = random.Random(seed)
+    llm = model()
+    with Memvara(clock=clock, llm=llm) as mem:
+        ids: list[str] = []
+        for _ in range(rnd.randint(5, 40)):
+            try:
+                step(rnd, mem, llm, clock, ids)
+            except MemvaraError as exc:
+                if type(exc).__name__ not in REFUSED:
+                    raise
+        yield rnd, mem

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import re
 from datetime import timedelta
 
 import pytest
 
-from memvara import Memvara, Retrieved, Scope, ScopedMemvara, export_jsonl
+from memvara import Retrieved, Scope, export_jsonl
 
 from .conftest import Clock
-from .random_history import STATES, USERS, model, play
+from .random_history import STATES, USERS, at_user, played
 
 SEEDS = range(30)
 NAMES = ["Zorblatt", "ann", "Bob"]
@@ -45,12 +44,9 @@ def _text_of(line: str) -> str:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_nothing_beneath_the_erasure_names_the_subject(seed: int, clock: Clock) -> None:
-    rnd = random.Random(seed)
-    llm = model()
-    with Memvara(clock=clock, llm=llm) as mem:
-        play(rnd, mem, llm, clock, rnd.randint(5, 40))
+    with played(seed, clock) as (rnd, mem):
         name, user = rnd.choice(NAMES), rnd.choice(USERS)
-        at: Memvara | ScopedMemvara = mem.scope(user=user) if user else mem
+        at = at_user(mem, user)
         at.remember(name, "likes", "chess")  # so the erasure always has something to do
         before = clock.now - timedelta(days=1)
         clock.advance(hours=1)

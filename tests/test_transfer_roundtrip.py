@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import io
 import json
-import random
 
 import pytest
 
-from memvara import Memvara, ScopedMemvara, export_jsonl, import_jsonl
+from memvara import Memvara, export_jsonl, import_jsonl
 
 from .conftest import Clock
-from .random_history import STATES, USERS, model, play
+from .random_history import STATES, USERS, at_user, model, played
 
 SEEDS = range(40)
 
@@ -33,7 +32,7 @@ def _records(text: str) -> list[str]:
 def _answers(mem: Memvara) -> dict[str, object]:
     found: dict[str, object] = {}
     for user in USERS:
-        at: Memvara | ScopedMemvara = mem.scope(user=user) if user else mem
+        at = at_user(mem, user)
         found[f"{user} claims"] = sorted(json.dumps(c.to_dict(), sort_keys=True)
                                          for c in at.get_all(states=STATES))
         found[f"{user} turns"] = sorted(json.dumps(e.to_dict(), sort_keys=True)
@@ -47,10 +46,7 @@ def _answers(mem: Memvara) -> dict[str, object]:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_any_history_comes_back_whole(seed: int, clock: Clock) -> None:
-    rnd = random.Random(seed)
-    llm = model()
-    with Memvara(clock=clock, llm=llm) as mem:
-        play(rnd, mem, llm, clock, rnd.randint(5, 40))
+    with played(seed, clock) as (rnd, mem):
         out = io.StringIO()
         export_jsonl(mem, out, include_log=rnd.random() < 0.5)
         with Memvara(clock=clock, llm=model()) as other:

@@ -51,9 +51,10 @@ def export_jsonl(
     "scope": {...}, "counts": {...}}``; then one record a line, each an object with a
     ``type``: ``predicate``, ``alias``, ``episode`` (``Episode.to_dict()``), ``waiting``
     (a turn the model failed on, still waiting for ``retry_extraction()``: when and why,
-    who said it, its call's meta) and ``claim`` (``Claim.to_dict()``, with an ``internal`` object where the store keeps more: the
-    entity key it is filed under when that is not its subject's fold, the claim that
-    ended it, its earlier ends, its storage strength). Records come in that order, each type
+    who said it, its call's meta) and ``claim`` (``Claim.to_dict()``, with an
+    ``internal`` object where the store keeps more: the entity key it is filed under
+    when that is not its subject's fold, the claim that ended it, its earlier ends, its
+    storage strength). Records come in that order, each type
     oldest first, so one store exports the same bytes every time (but for
     ``exported_at``). Only rows a scope holds travel: an export below the user level
     carries no aliases (they belong to the user). The export reads one state of the

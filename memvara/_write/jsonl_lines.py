@@ -99,7 +99,7 @@ def _sorted(value: Any) -> Any:
 
 def reported(counts: Mapping[str, int]) -> dict[str, int]:
     """A call's counts as export and import return them: the four kinds of version 1
-    always, the governance ones only when not zero (so a memory without any answers as
+    always, the ``OPTIONAL`` ones only when not zero (so a memory without any answers as
     before)."""
     return {kind: counts[kind] for kind in KINDS.values()
             if kind not in OPTIONAL or counts[kind]}
